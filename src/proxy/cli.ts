@@ -10,6 +10,7 @@ import type { Timing } from './deck.ts';
 import { TAPE_MODES, type TapeMode } from '../store/mode.ts';
 import { startProxy, type ServeOptions } from './server.ts';
 import { upstreamTarget } from './upstream.ts';
+import { redactor } from '../store/redact.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './timeouts.ts';
 import { DurableReplayStore } from '../replay/durable.ts';
 import { loadHooksModule } from './hooks-module.ts';
@@ -17,6 +18,18 @@ import { ReplayStore } from '../replay/store.ts';
 import { tlsMaterial } from './tls.ts';
 import { checkServeStore } from './serve-store-arg.ts';
 import { parseChaosSpec, type ChaosOptions } from '../chaos/options.ts';
+
+/**
+ * The upstream as the startup line shows it (CI logs keep it): without its user and password
+ * (sent as `Authorization: Basic`), and with secret query parameters (`?api_key=`, `?token=`)
+ * masked as a recorded URL's are.
+ *
+ * @example
+ * shownUpstream('http://u:pw@host/base?api_key=k1&v=2') // 'http://host/base?api_key=%5BREDACTED%5D&v=2'
+ */
+function shownUpstream(upstream: string): string {
+  return redactor().url(upstreamTarget(upstream).base);
+}
 
 export const SERVE_HELP = `Usage: tapedeck serve --upstream URL --tape FILE [options]
 
@@ -355,6 +368,6 @@ export async function serveCommand(args: string[]): Promise<number> {
   });
   // Only now say it is up: whoever waits for this line may signal at once.
   const s = proxy.handler.stats();
-  log(`tapedeck serve: listening on ${proxy.url} (mode ${s.mode}, ${opts.store !== undefined ? `store ${s.tape ?? '-'}` : `tape ${opts.tape ?? '-'}`}, ${s.recordings} recording(s)${s.mcpRecordings ? `, ${s.mcpRecordings} MCP exchange(s)` : ''}${s.realtimeSessions ? `, ${s.realtimeSessions} realtime session(s)` : ''}${opts.upstream ? `, upstream ${upstreamTarget(opts.upstream).base}` : ''})`);
+  log(`tapedeck serve: listening on ${proxy.url} (mode ${s.mode}, ${opts.store !== undefined ? `store ${s.tape ?? '-'}` : `tape ${opts.tape ?? '-'}`}, ${s.recordings} recording(s)${s.mcpRecordings ? `, ${s.mcpRecordings} MCP exchange(s)` : ''}${s.realtimeSessions ? `, ${s.realtimeSessions} realtime session(s)` : ''}${opts.upstream ? `, upstream ${shownUpstream(opts.upstream)}` : ''})`);
   return stopped;
 }

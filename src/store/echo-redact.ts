@@ -16,7 +16,7 @@
  * token after `Bearer`, a cookie's value) count when they hold a letter and a digit too. A value
  * in a known key format is left to the credential patterns, which mask it everywhere already.
  */
-import { FORM_START } from './http-body.ts';
+import { FORM_START, multipartBoundary, partName, parts } from './http-body.ts';
 import { isFrozenHeaders } from './frozen-headers.ts';
 import { formPairs, queryPairs, urlQuery } from './query-pairs.ts';
 import { EMBEDDED_MEMBER, REDACTED, latin1Bytes, latin1Text, type KnownBody, type Redactor } from './redact.ts';
@@ -168,9 +168,10 @@ function formsOf(v: string): string[] {
  */
 function requestSecrets(r: Redactor, req: EchoSource, bodyPlain: boolean): Map<string, Echo> | undefined {
   let out: Map<string, Echo> | undefined;
-  const add = (v: string, credential: boolean, sent?: string): void => {
+  const add = (v: string, credential: boolean, sent?: string, masked?: string): void => {
     if (out?.has(v)) return;
-    const e = echoOf(r, v, credential, sent);
+    // A base64 text file the request's redaction changed: an answer repeating it gets the file as the request's copy was stored.
+    const e = masked !== undefined ? { mask: masked, forms: formsOf(v) } : echoOf(r, v, credential, sent);
     if (e !== null) (out ??= new Map()).set(v, e);
   };
   // Listed once each (headerSecrets leaves out repeats).
@@ -222,10 +223,21 @@ function headerSecrets(r: Redactor, headers: EchoSource['headers']): readonly (r
   return found;
 }
 
-/** The secret members of a JSON body and the secret fields of a form body. */
-function bodySecrets(r: Redactor, req: EchoSource, add: (v: string, credential: boolean, sent?: string) => void): void {
-  const type = String(req.headers['content-type'] ?? '').toLowerCase();
+/** The secret members of a JSON body and the secret fields of a form or multipart body. */
+function bodySecrets(r: Redactor, req: EchoSource, add: (v: string, credential: boolean, sent?: string, masked?: string) => void): void {
+  const given = String(req.headers['content-type'] ?? '');
+  const type = given.toLowerCase();
   const text = latin1Text(req.body);
+  // A multipart body's secret fields (`api_key` beside an uploaded file): the request's redaction
+  // masks such a part's content whole, as it was sent (its bytes read one character a byte).
+  const boundary = multipartBoundary(given);
+  if (boundary !== undefined) {
+    for (const p of parts(text, boundary) ?? []) {
+      const name = partName(p.head);
+      if (name !== undefined && p.body !== '' && r.isSecretField(name)) add(utf8Text.decode(latin1Bytes(p.body)), false, p.body);
+    }
+    return;
+  }
   // A form by its type, or by how it starts (nock keeps no headers; fetch labels a string body
   // text/plain), as the request's redaction reads it (src/store/http-body.ts).
   if (type.startsWith('application/x-www-form-urlencoded') || (!type.includes('json') && FORM_START.test(text))) {
@@ -247,6 +259,12 @@ function bodySecrets(r: Redactor, req: EchoSource, add: (v: string, credential: 
     const v = stack.pop();
     if (typeof v === 'string') {
       embeddedSecrets(r, v, add);
+      // A data URL of a text file with a key inside (OpenAI's `file_data`): no credential pattern
+      // sees the key in its base64, so an answer echoing the body is searched for the URL sent.
+      if (v.startsWith('data:')) {
+        const m = r.text(v);
+        if (m !== v) add(v, false, undefined, m);
+      }
       continue;
     }
     if (v === null || typeof v !== 'object') continue;
@@ -256,6 +274,11 @@ function bodySecrets(r: Redactor, req: EchoSource, add: (v: string, credential: 
     }
     for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
       if (typeof x === 'string' && r.isSecretField(k)) add(x, false);
+      else if (k === 'data' && typeof x === 'string') {
+        // A base64 `data` member with its media type beside it (Anthropic's document source), as above.
+        const m = (r.value(v) as Record<string, unknown>).data;
+        if (typeof m === 'string' && m !== x) add(x, false, undefined, m);
+      }
       else if (typeof x === 'string' || (x !== null && typeof x === 'object')) stack.push(x);
     }
   }

@@ -38,6 +38,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 
 import { CREDENTIALS } from '../providers/index.ts';
 import { CREDENTIAL, credentialFrom, mayHoldCredential } from './credential.ts';
+import { envSecrets } from './env-secrets.ts';
 import { secretByLastWord } from './secret-words.ts';
 
 /** What a redacted value is replaced with (credentials; every value in a store without a salt). */
@@ -174,6 +175,9 @@ export const SECRET_QUERY: readonly string[] = Object.freeze([
 
 const fold = (name: string) => name.toLowerCase().replace(/[-_]/g, '');
 
+/** `Location` and `Content-Location`: headers whose value is a URL, often relative. */
+const isLocation = (name: string) => /^(?:content-)?location$/i.test(name);
+
 const isSecretName = (folded: string, exact: ReadonlySet<string>) => exact.has(folded) || SECRET_SUFFIXES.some((w) => folded.endsWith(w));
 
 /**
@@ -200,6 +204,14 @@ const NON_ASCII = /[^\x00-\x7f]/;
 // escape in JSON text), whitespace or an angle bracket. Its secret parameters are masked by name,
 // as a request's own URL query is (an MCP tool's `server_url?token=`, a presigned URL).
 const URL_WITH_QUERY = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>\\?]*\?[^\s"'<>\\]+/gi;
+/**
+ * A relative URL with a query, standing alone (a `Location`, a JSON answer's `next`): a path from
+ * `/` or a bare `?query`, no white space before the query. Only such a whole string is read as
+ * one: prose that merely holds a `/` is left alone.
+ */
+const RELATIVE_URL = /^(?:\/[^\s?#]*)?\?/;
+/** A JSON string literal that may be such a URL (`"/v1/files?after=…"`, `"\/done?…"`, `"?token=…"`). */
+const RELATIVE_URL_LITERAL = /"((?:\\?\/|\?)[^"\s]*)"/g;
 /** `&`, `=` and `?` as JSON escapes (Go writes `&` as `\u0026`): a URL's query only its parse shows. */
 const JSON_URL_ESCAPE = /\\u00(?:26|3[dDfF])/;
 
@@ -210,6 +222,52 @@ function asUtf8(s: string): string {
   for (let i = 0; i < s.length; i++) bytes[i] = s.charCodeAt(i);
   return utf8Decoder.decode(bytes);
 }
+
+/** A text file's media type: `text/*`, JSON (`application/json`, `application/x-ndjson`, `…+json`). */
+const TEXT_MEDIA = /^(?:text\/|application\/(?:[\w.+-]*[/+-])?json\b)/i;
+/** A data URL's head: its media type, then base64. */
+const DATA_URL = /^data:([^;,]*)(?:;[^;,]*)*;base64,/i;
+/** The sibling members that give a base64 `data` member's media type (Anthropic, Gemini). */
+const MEDIA_MEMBERS = ['media_type', 'mimeType', 'mime_type'];
+/** Where a JSON text may hold a base64 text file (cheap; a body that has one is parsed). */
+const TEXT_FILE_GATE = /data:(?:text\/|application\/[\w.+-]*json)[^,"]*;base64,|"(?:media_type|mimeType|mime_type)"[ \t\n\r]*:[ \t\n\r]*"(?:text\/|application\/[\w.+-]*json)/i;
+/** Base64 files past this many characters (about 3 MB decoded) are not decoded. */
+const MAX_FILE_BASE64 = 4 << 20;
+
+/**
+ * The text of a base64 text file (an uploaded `.env` in a JSON body: OpenAI's `file_data` data
+ * URL, Anthropic's `{type:'base64', media_type:'text/plain', data}`), or undefined when the media
+ * type is not text or JSON, the file is too large, or it is not base64 of UTF-8.
+ *
+ * @example
+ * base64TextFile('T1BFTkFJX0FQSV9LRVk9c2stLi4u', 'text/plain') // 'OPENAI_API_KEY=sk-...'
+ */
+export function base64TextFile(b64: string, mediaType: string): string | undefined {
+  if (b64.length > MAX_FILE_BASE64 || !TEXT_MEDIA.test(mediaType)) return undefined;
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(latin1Bytes(atob(b64)));
+  } catch {
+    return undefined;
+  }
+}
+
+/** A data URL's media type and where its base64 begins, or undefined. */
+export function dataUrlHead(s: string): { mediaType: string; at: number } | undefined {
+  const m = s.startsWith('data:') ? DATA_URL.exec(s) : null;
+  return m ? { mediaType: m[1]!, at: m[0].length } : undefined;
+}
+
+/**
+ * A `\u` escape of a character keys are made of (letters, digits, `+-./=_~`), also escaped again
+ * (`\\u002d`: JSON text inside a JSON string).
+ */
+const ESCAPED_TOKEN = /\\\\?u00(?:2[bdef]|3[0-9d]|4[1-9a-f]|5[0-9af]|6[1-9a-f]|7[0-9ae])/i;
+const ESCAPED_TOKEN_G = new RegExp(ESCAPED_TOKEN.source, 'gi');
+/**
+ * A run of key characters, some maybe written as such escapes. Every run, not only those with an
+ * escape: a pattern requiring one backtracked quadratically on a long run without.
+ */
+const TOKEN_RUN = new RegExp(`(?:[\\w.~+/=-]|${ESCAPED_TOKEN.source})+`, 'gi');
 
 /** A `\u` escape of an ASCII character or the Kelvin sign (see namedSecret in redactor()). */
 const ASCII_ESCAPE = /\\u(?:00[2-7][0-9a-f]|212a)/i;
@@ -480,16 +538,61 @@ export function redactor(opts: RedactOptions = {}): Redactor {
   /** Credential-looking tokens in a text, masked where they stand. */
   const credentials = (s: string): string => {
     if (keep || !scan || s.length < 16) return s;
+    // JSON text in a string (an answer echoing the body it got) may write a key's characters as
+    // escapes (`sk\u002dproj\u002d…`): such a run is read decoded, and masked whole if it is one.
+    if (s.indexOf('\\u') >= 0 && ESCAPED_TOKEN.test(s))
+      s = s.replace(TOKEN_RUN, (run) => {
+        if (run.indexOf('\\') < 0) return run;
+        const d = run.replace(ESCAPED_TOKEN_G, (e) => String.fromCharCode(parseInt(e.slice(-2), 16)));
+        const m = plainCredentials(d);
+        return m === d ? run : m;
+      });
+    return plainCredentials(s);
+  };
+  const plainCredentials = (s: string): string => {
     const from = credentialFrom(s);
     if (from < 0) return s;
     CREDENTIAL.lastIndex = from;
     return CREDENTIAL.test(s) ? s.replace(CREDENTIAL, mask) : s;
   };
 
-  const text = (s: string): string => (keep || !scan || s.length < 16 ? s : credentials(embedded(urlsIn(s))));
+  // A short text holds no credential nor member to mask, but may be a relative URL (`?code=4f1a`).
+  const text = (s: string): string => (keep || !scan ? s : s.length < 16 ? urlsIn(s) : credentials(embedded(urlsIn(dataFile(s)))));
 
-  /** The URLs in a text with their secret query parameters masked (see {@link query}). */
-  const urlsIn = (s: string): string => (s.indexOf('://') < 0 || s.indexOf('?') < 0 ? s : s.replace(URL_WITH_QUERY, query));
+  /**
+   * A base64 text file with its credentials masked (and a `.env`'s secret-named variables, as in
+   * a multipart upload), encoded again: still base64 of the file, masked, so the request keyed
+   * from it is keyed alike each time it is sent. The same string when nothing changed.
+   */
+  const file = (b64: string, mediaType: string): string => {
+    const t = base64TextFile(b64, mediaType);
+    if (t === undefined) return b64;
+    const m = text(envSecrets(t, self));
+    return m === t ? b64 : btoa(latin1Text(utf8.encode(m)));
+  };
+  /** A data URL of a text file (OpenAI's `file_data`) with the file masked (see file()). */
+  const dataFile = (s: string): string => {
+    const h = dataUrlHead(s);
+    if (h === undefined) return s;
+    const b64 = s.slice(h.at);
+    const m = file(b64, h.mediaType);
+    return m === b64 ? s : s.slice(0, h.at) + m;
+  };
+  /** The media type a base64 `data` member's siblings give it ('' if none). */
+  const mediaOf = (o: Record<string, unknown>): string => {
+    for (const k of MEDIA_MEMBERS) if (typeof o[k] === 'string') return o[k] as string;
+    return '';
+  };
+
+  /**
+   * The URLs in a text with their secret query parameters masked (see {@link query}): absolute
+   * ones wherever they stand, a relative one when it is the whole text (RELATIVE_URL).
+   */
+  const urlsIn = (s: string): string => {
+    if (s.indexOf('?') < 0) return s;
+    const t = RELATIVE_URL.test(s) ? query(s) : s;
+    return t.indexOf('://') < 0 ? t : t.replace(URL_WITH_QUERY, query);
+  };
 
   /**
    * Whether a text (a body as sent) holds a URL with a secret query parameter, or may hold one
@@ -497,6 +600,17 @@ export function redactor(opts: RedactOptions = {}): Redactor {
    * it is keyed, as it is before it is stored.
    */
   const secretUrlIn = (s: string): boolean => {
+    // A string literal that is a relative URL (an escape in it: judged on the parse).
+    if (s.indexOf('"/') >= 0 || s.indexOf('"\\/') >= 0 || s.indexOf('"?') >= 0) {
+      RELATIVE_URL_LITERAL.lastIndex = 0;
+      for (let m = RELATIVE_URL_LITERAL.exec(s); m !== null; m = RELATIVE_URL_LITERAL.exec(s)) {
+        const u = m[1]!;
+        if (u.indexOf('?') >= 0 && (u.indexOf('\\') >= 0 || query(u) !== u)) {
+          RELATIVE_URL_LITERAL.lastIndex = 0;
+          return true;
+        }
+      }
+    }
     const slashes = s.indexOf('://') >= 0;
     // Escaped slashes, or an escaped `&`, `=` or `?`: the URLs are read from the parse.
     if (!slashes) return s.indexOf(':\\/\\/') >= 0 && (s.indexOf('?') >= 0 || JSON_URL_ESCAPE.test(s));
@@ -627,7 +741,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     let out: Record<string, unknown> | undefined;
     for (const k of Object.keys(obj)) {
       const x = obj[k];
-      const r = masks(k, x) ? maskValue(x) : value(x, depth + 1);
+      const r = masks(k, x) ? maskValue(x) : k === 'data' && typeof x === 'string' && scan ? text(file(x, mediaOf(obj))) : value(x, depth + 1);
       if (r !== x && !out) out = { ...obj };
       if (out) out[k] = r;
     }
@@ -691,10 +805,22 @@ export function redactor(opts: RedactOptions = {}): Redactor {
   const mayHaveSecrets = (s: string): boolean => {
     if (keep) return false;
     if (namedSecret(s, scan ? 'both' : 'members')) return true;
-    return scan && (mayHoldCredential(s) || secretUrlIn(s));
+    return scan && (mayHoldCredential(s) || secretUrlIn(s) || textFileMasked(s));
   };
 
-  return {
+  /** Whether a JSON text holds a base64 text file that redaction changes (judged on the parse: only bodies that may hold one). */
+  const textFileMasked = (s: string): boolean => {
+    if (!TEXT_FILE_GATE.test(s)) return false;
+    try {
+      const doc = JSON.parse(asUtf8(s)) as unknown;
+      return value(doc, 0) !== doc;
+    } catch {
+      return false;
+    }
+  };
+
+  // Named: a base64 file's `.env` lines are masked by this redactor's own names (file()).
+  const self: Redactor = {
     keepSecrets: keep,
     isSecretHeader: (name) => !keep && headerKind(name) !== PLAIN_NAME,
     isCredentialHeader: (name) => credentialHeaders.has(fold(name)),
@@ -710,6 +836,8 @@ export function redactor(opts: RedactOptions = {}): Redactor {
         const kind = headerKind(k);
         if (kind === CREDENTIAL_NAME) out[k] = Array.isArray(x) ? x.map(() => REDACTED) : REDACTED;
         else if (kind === SECRET_NAME) out[k] = Array.isArray(x) ? x.map((y) => mask(String(y))) : mask(String(x));
+        // A redirect's `Location` may be relative to the request (`done?token=…`, no leading `/`).
+        else if (isLocation(k)) out[k] = typeof x === 'string' ? url(x) : Array.isArray(x) ? x.map(url) : x;
         else out[k] = typeof x === 'string' ? text(x) : Array.isArray(x) ? x.map(text) : x;
       }
       return out as H;
@@ -720,6 +848,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     bytes,
     mask: (v) => (keep ? v : mask(v)),
   };
+  return self;
 }
 
 const defaultRedactor = redactor();

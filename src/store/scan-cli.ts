@@ -37,7 +37,7 @@ function stagedTapes(): { file: string; bytes: Buffer }[] {
 }
 
 function line(file: string, f: SecretFinding): string {
-  return `${file}: record ${f.record} (byte ${f.offset}) ${f.path}: ${f.kind} ${f.excerpt}\n`;
+  return `${file}: record ${f.record} (byte ${f.offset}) ${f.path}: ${f.kind} ${f.excerpt}${f.kept ? ' (a NAME=value line: kept by the recorder)' : ''}\n`;
 }
 
 /**
@@ -54,6 +54,8 @@ interface ScanSource {
 /** What scanning one tape found. */
 interface TapeScanResult {
   findings: number;
+  /** Of the findings, those today's recorder would store again as they are (SecretFinding.kept). */
+  kept: number;
   /** Records read and walked (damaged ones are not among them). */
   records: number;
   /** Damaged regions: their bytes were searched for key formats only. */
@@ -69,7 +71,7 @@ const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? o
  * the number it had (and that verify and prune speak of).
  */
 async function scanOne(file: string, src: ScanSource): Promise<TapeScanResult> {
-  const result: TapeScanResult = { findings: 0, records: 0, damage: 0 };
+  const result: TapeScanResult = { findings: 0, kept: 0, records: 0, damage: 0 };
   /** The number the next record gets. */
   let n = 0;
   const regionsBefore = damageInOrder(src.warnings, (s, e) => src.bytes(s, e));
@@ -95,6 +97,7 @@ async function scanOne(file: string, src: ScanSource): Promise<TapeScanResult> {
     await damageBefore(r.offset);
     for (const f of secretsInValue(r.value)) {
       result.findings++;
+      if (f.kept) result.kept++;
       process.stdout.write(line(file, { record: n, offset: r.offset, ...f }));
     }
     n++;
@@ -125,6 +128,7 @@ export async function scanCommand(args: string[]): Promise<number> {
     const staged = parsed.values.staged === true;
     if (!staged && parsed.positionals.length === 0) throw new TapedeckError('E_USAGE', 'scan needs tapes or folders to look through (or --staged).', { hint: 'tapedeck scan tapes/' });
     let findings = 0;
+    let kept = 0;
     let records = 0;
     let tapes = 0;
     const files = new Set<string>();
@@ -133,6 +137,7 @@ export async function scanCommand(args: string[]): Promise<number> {
       tapes++;
       const r = await scanOne(file, src);
       findings += r.findings;
+      kept += r.kept;
       records += r.records;
       if (r.findings > 0) files.add(file);
       if (r.damage > 0) damaged.push(file);
@@ -176,7 +181,10 @@ export async function scanCommand(args: string[]): Promise<number> {
     if (findings > 0) {
       process.stderr.write(
         `tapedeck scan: ${findings === 1 ? '1 possible credential' : `${findings} possible credentials`} in ${plural(files.size, 'tape')}.\n` +
-          'hint: revoke any real key, then re-record the tape (today\'s recorder redacts these), or fix the record: tapedeck export <tape> > t.json, edit, tapedeck import t.json <tape> --force.\n',
+          (kept === findings
+            ? // Re-recording would store these again: only an edit of the record (or not sending the value) removes them.
+              'hint: revoke any real key, then fix the record (today\'s recorder keeps a NAME=value line of a text body or prompt as it is; it masks them only in uploaded files): tapedeck export <tape> > t.json, edit, tapedeck import t.json <tape> --force.\n'
+            : `hint: revoke any real key, then re-record the tape (today's recorder redacts these${kept > 0 ? ', except the NAME=value lines marked "kept by the recorder": fix those records' : ''}), or fix the record: tapedeck export <tape> > t.json, edit, tapedeck import t.json <tape> --force.\n`),
       );
     }
     if (damaged.length > 0) {

@@ -14,7 +14,7 @@
  * shows only the first characters of what was found.
  */
 import { decodeEventStream, mayBeEventStream } from '../providers/wire/aws-eventstream.ts';
-import { credentialMatches, isMask, redactor } from './redact.ts';
+import { base64TextFile, credentialMatches, dataUrlHead, isMask, redactor } from './redact.ts';
 import { TOKEN_CHARS } from './credential.ts';
 import { childPath } from './tape-json.ts';
 import { FORM_START } from './http-body.ts';
@@ -32,6 +32,11 @@ export interface SecretFinding {
   kind: 'bearer token' | 'key format' | 'secret member' | 'secret query parameter';
   /** The first characters of the value and its length; never the whole value. */
   excerpt: string;
+  /**
+   * Set when today's recorder stores such a value as it is, so re-recording does not mask it: a
+   * secret-named `NAME=value` line in a text that is no uploaded file (a text body, a prompt).
+   */
+  kept?: true;
 }
 
 /** Entropy of a string in bits per character (Shannon, over its characters). */
@@ -51,20 +56,31 @@ const MIN_SECRET_LENGTH = 16;
 const MIN_SECRET_ENTROPY = 3.5;
 
 const MAX_DEPTH = 1000;
+/** A multipart part's field name and its content's first line (its headers skipped). */
+const MULTIPART_FIELD = /content-disposition:[^\r\n]*?;\s*name="([^"\r\n]*)"[^\r\n]*\r?\n(?:[^\r\n]+\r?\n)*\r?\n([^\r\n]*)/gi;
 const utf8 = new TextDecoder('utf-8');
 const names = redactor();
 
 const excerpt = (s: string): string => `${JSON.stringify(s.slice(0, 4) + '…')} (${s.length} chars)`;
 
-type Report = (path: string, kind: SecretFinding['kind'], value: string) => void;
+type Report = (path: string, kind: SecretFinding['kind'], value: string, kept?: boolean) => void;
 
 const kindOf = (text: string): SecretFinding['kind'] => (/^(?:Bearer|Basic|Token)\s/.test(text) ? 'bearer token' : 'key format');
 
 /** Text: a JSON document is walked, lines (SSE events, NDJSON) one by one, anything else matched whole. */
-function scanText(s: string, path: string, secretName: boolean, report: Report, depth: number, isString: boolean, framed = false): void {
+function scanText(s: string, path: string, secretName: boolean, report: Report, depth: number, isString: boolean, framed = false, inFile = false): void {
+  // A data URL of a text file (an uploaded `.env`): its text is read, as redaction reads it.
+  const head = isString ? dataUrlHead(s) : undefined;
+  const file = head && base64TextFile(s.slice(head.at), head.mediaType);
+  if (file !== undefined) return scanText(file, `${path} (base64 file)`, false, report, depth + 1, false, false, true);
   const doc = documentOf(s) ?? (isString ? base64Document(s) : undefined);
   if (doc !== undefined) return walk(doc, framed ? path : `${path} (JSON)`, false, report, depth + 1);
-  if (/[\r\n]/.test(s)) return scanLines(s, path, report, depth);
+  if (/[\r\n]/.test(s)) {
+    // Multipart text (an answer echoing the body it got): a secret-named part's one-line content,
+    // judged as a secret-named member's value is.
+    if (/content-disposition:/i.test(s)) for (const m of s.matchAll(MULTIPART_FIELD)) if (names.isSecretField(m[1]!)) scanText(m[2]!, `${path} part ${JSON.stringify(m[1])}`, true, report, depth + 1, false);
+    return scanLines(s, path, report, depth, inFile);
+  }
   const found = credentialMatches(s);
   for (const m of found) report(path, kindOf(m.text), m.text);
   // A URL's query parameters of secret names (`?api-key=`, `?access_token=`, `?sig=`), as
@@ -104,8 +120,18 @@ function envValues(line: string): string[] {
   return out;
 }
 
+/**
+ * What a stream's events hold only joined: credentials cut across them, and secret-named members
+ * of the JSON text they join into (tool-call arguments a few characters an event), the latter
+ * judged as a secret-named member's value is (long and random-looking).
+ */
+const splitFinds = (events: readonly StreamEvent[]) =>
+  splitCredentials(events, names.isSecretField).filter((c) => !c.member || (c.text.length >= MIN_SECRET_LENGTH && entropyBits(c.text) >= MIN_SECRET_ENTROPY));
+
 /** Server-sent events (`data:` lines) and NDJSON lines: JSON lines walked, others matched. */
-function scanLines(text: string, path: string, report: Report, depth: number): void {
+function scanLines(text: string, path: string, report: Report, depth: number, inFile = false): void {
+  // The recorder masks `.env` lines only in uploaded files (multipart parts, base64 text files).
+  const keptLines = !inFile && !/content-disposition:/i.test(text);
   let event = 0;
   // Each JSON line as an event of the stream, for the credentials cut across them; `event:` names the next one's kind.
   const events: (StreamEvent & { at: number })[] = [];
@@ -123,12 +149,12 @@ function scanLines(text: string, path: string, report: Report, depth: number): v
       const found = credentialMatches(line);
       for (const m of found) report(at, kindOf(m.text), m.text);
       // A `.env` line (`DB_PASSWORD=…`), judged as a secret-named member's value is.
-      if (found.length === 0) for (const v of envValues(line)) report(at, 'secret member', v);
+      if (found.length === 0) for (const v of envValues(line)) report(at, 'secret member', v, keptLines);
     }
     if (line === '') kind = '';
   });
   const word = /^data:/m.test(text) ? 'events' : 'lines';
-  for (const c of splitCredentials(events)) report(`${path} ${word} ${events[c.first]!.at}-${events[c.last]!.at}`, kindOf(c.text), c.text);
+  for (const c of splitFinds(events)) report(`${path} ${word} ${events[c.first]!.at}-${events[c.last]!.at}`, c.member ? 'secret member' : kindOf(c.text), c.text);
 }
 
 function scanBytes(b: Uint8Array, path: string, report: Report, depth: number): void {
@@ -145,7 +171,7 @@ function scanBytes(b: Uint8Array, path: string, report: Report, depth: number): 
     frames.forEach((f, i) => scanText(utf8.decode(f.body), `${path} frame ${i + 1}`, false, report, depth, false, true));
     // The frames' JSON (an InvokeModel chunk's base64 JSON in its place) as events of the stream, for the credentials cut across them.
     const events = frames.map(frameEvent);
-    for (const c of splitCredentials(events)) report(`${path} frames ${c.first + 1}-${c.last + 1}`, kindOf(c.text), c.text);
+    for (const c of splitFinds(events)) report(`${path} frames ${c.first + 1}-${c.last + 1}`, c.member ? 'secret member' : kindOf(c.text), c.text);
     return;
   }
   scanText(utf8.decode(b), path, false, report, depth, false);
@@ -185,7 +211,14 @@ function walk(v: unknown, path: string, secretName: boolean, report: Report, dep
   // cursor and an Anthropic thinking block's `signature` is no secret, though a header so named is.
   const headers = path.endsWith('.headers');
   const namedSecret = (k: string) => names.isSecretField(k) || (headers && names.isSecretHeader(k));
-  for (const [k, x] of Object.entries(v)) walk(x, childPath(path, k), namedSecret(k), report, depth + 1);
+  // A base64 `data` member whose sibling names a text media type (Anthropic's document source,
+  // Gemini's inlineData): the file's text is read, as redaction reads it.
+  const media = (['media_type', 'mimeType', 'mime_type'] as const).map((k) => (v as Record<string, unknown>)[k]).find((x) => typeof x === 'string') as string | undefined;
+  for (const [k, x] of Object.entries(v)) {
+    const file = media !== undefined && k === 'data' && typeof x === 'string' ? base64TextFile(x, media) : undefined;
+    if (file !== undefined) scanText(file, `${childPath(path, k)} (base64 file)`, false, report, depth + 1, false);
+    else walk(x, childPath(path, k), namedSecret(k), report, depth + 1);
+  }
 }
 
 /**
@@ -198,11 +231,11 @@ function walk(v: unknown, path: string, secretName: boolean, report: Report, dep
 export function secretsInValue(value: unknown): Omit<SecretFinding, 'record' | 'offset'>[] {
   const out: Omit<SecretFinding, 'record' | 'offset'>[] = [];
   const seen = new Set<string>();
-  walk(value, '$', false, (path, kind, found) => {
+  walk(value, '$', false, (path, kind, found, kept) => {
     const id = `${path}\u0000${found}`;
     if (seen.has(id)) return;
     seen.add(id);
-    out.push({ path, kind, excerpt: excerpt(found) });
+    out.push({ path, kind, excerpt: excerpt(found), ...(kept ? { kept: true as const } : {}) });
   }, 0);
   return out;
 }

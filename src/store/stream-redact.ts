@@ -12,6 +12,10 @@
  * masked where it lies: its mask in the piece where it begins, the rest of its characters taken
  * out of the pieces after. Joined as an SDK joins them, the pieces read as the whole answer
  * would after redaction.
+ * The joined text is read as JSON text too: tool-call arguments streamed a few characters an
+ * event (`{"password":"…"}` in OpenAI's `function.arguments` deltas, Anthropic's
+ * `input_json_delta`) have their secret-named members' values masked the same way, as
+ * redaction masks them in one string (redact.ts, JSON text inside a string).
  *
  * AWS event-stream frames carry a length and two CRCs: masking a credential in their bytes, as
  * text, left frames the SDK rejects (a CRC mismatch), so a Bedrock answer holding a key was
@@ -21,7 +25,7 @@
  */
 import { decodeEventStream, encodeEventStreamMessage, headerString, mayBeEventStream, type EventStreamMessage } from '../providers/wire/aws-eventstream.ts';
 import { CREDENTIAL, credentialFrom } from './credential.ts';
-import { isMask, latin1Text, type KnownBody } from './redact.ts';
+import { EMBEDDED_MEMBER, isMask, latin1Text, type KnownBody } from './redact.ts';
 import type { EchoingRedactor } from './echo-redact.ts';
 import type { HttpRecord } from './records.ts';
 import { sameRange } from '../bytes.ts';
@@ -39,6 +43,8 @@ export interface StreamMasks {
   bytes(body: Uint8Array, contentType?: string): Uint8Array;
   /** Values the request carried, masked wherever they stand, like credentials (src/store/echo-redact.ts). */
   readonly echoes?: readonly string[];
+  /** Whether a member of this name is a secret: its string value in a stream's joined JSON text is masked (tool-call arguments). */
+  isSecretField?(name: string): boolean;
 }
 
 /** One event of a stream as JSON documents: `kind` tells its text streams apart (an event's name or type). */
@@ -52,7 +58,21 @@ export interface SplitCredential {
   first: number;
   last: number;
   text: string;
+  /** Set when the text is the value of a secret-named member of JSON text (decoded), not a credential format. */
+  member?: true;
 }
+
+/** What is looked for in a text stream's joined text: the echoes given, and members whose names this judges secret. */
+interface Seek {
+  echoes?: readonly string[];
+  secretField?: (name: string) => boolean;
+}
+
+/** A find in a joined text: where it begins, its text as it stands there, and, for a member's value, the value decoded. */
+type Found = [number, string, string?];
+
+/** Quick test for JSON text with a member holding a string (`"name": "`): most text streams have none. */
+const MEMBER_GATE = /"[ \t\n\r]*:[ \t\n\r]*"/;
 
 /** A string of an event: in a parsed document (`holder[key]`), or as a JSON literal in a stream's text (`from`, `to`). */
 interface Piece {
@@ -100,27 +120,61 @@ function textGroups(groups: Map<unknown, Piece[]>): Piece[][] {
   return [...groups.values()].filter((g) => g.length > 1 && g.some((p) => p.text !== g[0]!.text) && g.some((p) => p.event !== g[0]!.event));
 }
 
-/** CREDENTIAL's matches in a text, and the places of the echoes given: [index, text], in order, none overlapping. */
-function credentialsIn(s: string, echoes?: readonly string[]): [number, string][] {
-  const out: [number, string][] = [];
+/**
+ * CREDENTIAL's matches in a text, the places of the echoes given, and the raw string values of
+ * secret-named members of JSON text in it (tool-call arguments streamed a few characters an
+ * event, `{"password":"…"}`, which no single event holds whole): in order, none overlapping.
+ */
+function credentialsIn(s: string, seek?: Seek): Found[] {
+  const out: Found[] = [];
+  const echoes = seek?.echoes;
   const from = credentialFrom(s);
   if (from >= 0) {
     CREDENTIAL.lastIndex = from;
     for (let m = CREDENTIAL.exec(s); m !== null; m = CREDENTIAL.exec(s)) out.push([m.index, m[0]]);
     CREDENTIAL.lastIndex = 0;
   }
-  if (echoes === undefined || echoes.length === 0) return out;
-  for (const e of echoes) for (let i = s.indexOf(e); i >= 0; i = s.indexOf(e, i + e.length)) out.push([i, e]);
-  // By place, the longer first at one place; one that overlaps a match kept before is left (it is masked with it).
-  out.sort(([a, x], [b, y]) => a - b || y.length - x.length);
-  const kept: [number, string][] = [];
+  const members = seek?.secretField !== undefined && MEMBER_GATE.test(s) ? membersIn(s, seek.secretField) : [];
+  if ((echoes === undefined || echoes.length === 0) && members.length === 0) return out;
+  for (const e of echoes ?? []) for (let i = s.indexOf(e); i >= 0; i = s.indexOf(e, i + e.length)) out.push([i, e]);
+  out.push(...members);
+  // By place, the longer first at one place (a member's value before a key at its start: it is the
+  // whole value); one that overlaps a match kept before is left (it is masked with it).
+  out.sort(([a, x, u], [b, y, v]) => a - b || y.length - x.length || (u === undefined ? 1 : 0) - (v === undefined ? 1 : 0));
+  const kept: Found[] = [];
   for (const m of out) if (kept.length === 0 || kept[kept.length - 1]![0] + kept[kept.length - 1]![1].length <= m[0]) kept.push(m);
   return kept;
 }
 
-/** Each text stream's pieces, its joined text's credentials that span two pieces or more, and where each piece starts in it. */
-function spanning(groups: readonly Piece[][], echoes?: readonly string[]): { pieces: Piece[]; starts: number[]; found: [number, string][] }[] {
-  const out: { pieces: Piece[]; starts: number[]; found: [number, string][] }[] = [];
+/**
+ * The string values of secret-named members of JSON text (as redact.ts's embedded masking finds
+ * them in one string): [where the raw value begins, the raw value, the value decoded]. Values
+ * that are masks already or empty are left.
+ */
+function membersIn(s: string, secretField: (name: string) => boolean): Found[] {
+  const out: Found[] = [];
+  for (const m of s.matchAll(EMBEDDED_MEMBER)) {
+    let name: string;
+    let v: string;
+    try {
+      name = JSON.parse(`"${m[1]!}"`) as string;
+      v = JSON.parse(`"${m[3]!}"`) as string;
+    } catch {
+      continue;
+    }
+    if (v === '' || isMask(v) || !secretField(name)) continue;
+    out.push([m.index + m[0].length - m[3]!.length - 1, m[3]!, v]);
+  }
+  return out;
+}
+
+/**
+ * Each text stream's pieces, its joined text's credentials that span two pieces or more (a
+ * secret member's value wherever it lies: its name may be in another piece, where no single
+ * event's redaction reads the two together), and where each piece starts in it.
+ */
+function spanning(groups: readonly Piece[][], seek?: Seek): { pieces: Piece[]; starts: number[]; found: Found[] }[] {
+  const out: { pieces: Piece[]; starts: number[]; found: Found[] }[] = [];
   for (const pieces of groups) {
     const starts: number[] = [];
     let n = 0;
@@ -129,7 +183,7 @@ function spanning(groups: readonly Piece[][], echoes?: readonly string[]): { pie
       n += p.text.length;
     }
     const joined = pieces.map((p) => p.text).join('');
-    const found = credentialsIn(joined, echoes).filter(([a, t]) => pieceAt(starts, a) !== pieceAt(starts, a + t.length - 1));
+    const found = credentialsIn(joined, seek).filter(([a, t, v]) => v !== undefined || pieceAt(starts, a) !== pieceAt(starts, a + t.length - 1));
     if (found.length > 0) out.push({ pieces, starts, found });
   }
   return out;
@@ -149,16 +203,20 @@ function pieceAt(starts: readonly number[], i: number): number {
 
 /**
  * The credentials that no single event of a stream holds: each with the first and last event it
- * spans. What `tapedeck scan` reports of a stream recorded before they were masked.
+ * spans. What `tapedeck scan` reports of a stream recorded before they were masked. With
+ * `secretField`, also the values of secret-named members of the JSON text the pieces join into
+ * (`member: true`, the value decoded).
  *
  * @example
  * splitCredentials([{ kind: '', docs: [{ t: 'key sk-pr' }] }, { kind: '', docs: [{ t: 'oj-abcdefghijklmnopqrstuvwx' }] }])
  * // [{ first: 0, last: 1, text: 'sk-proj-abcdefghijklmnopqrstuvwx' }]
+ * splitCredentials([{ kind: '', docs: [{ a: '{"password":"hun' }] }, { kind: '', docs: [{ a: 'ter2"}' }] }], (n) => n === 'password')
+ * // [{ first: 0, last: 1, text: 'hunter2', member: true }]
  */
-export function splitCredentials(events: readonly StreamEvent[]): SplitCredential[] {
+export function splitCredentials(events: readonly StreamEvent[], secretField?: (name: string) => boolean): SplitCredential[] {
   const out: SplitCredential[] = [];
-  for (const { pieces, starts, found } of spanning(textStreams(events))) {
-    for (const [a, text] of found) out.push({ first: pieces[pieceAt(starts, a)]!.event, last: pieces[pieceAt(starts, a + text.length - 1)]!.event, text });
+  for (const { pieces, starts, found } of spanning(textStreams(events), { secretField })) {
+    for (const [a, text, v] of found) out.push({ first: pieces[pieceAt(starts, a)]!.event, last: pieces[pieceAt(starts, a + text.length - 1)]!.event, text: v ?? text, ...(v === undefined ? {} : { member: true as const }) });
   }
   return out;
 }
@@ -171,9 +229,9 @@ export function splitCredentials(events: readonly StreamEvent[]): SplitCredentia
  * const events = [{ kind: '', docs: [{ t: 'key sk-pr' }] }, { kind: '', docs: [{ t: 'oj-abcdefghijklmnopqrstuvwx!' }] }]
  * maskSplitCredentials(events, (v) => '[REDACTED]') // Set {0, 1}; the texts are now 'key [REDACTED]' and '!'
  */
-export function maskSplitCredentials(events: readonly StreamEvent[], mask: (value: string) => string, echoes?: readonly string[]): Set<number> {
+export function maskSplitCredentials(events: readonly StreamEvent[], mask: (value: string) => string, echoes?: readonly string[], secretField?: (name: string) => boolean): Set<number> {
   const changed = new Set<number>();
-  for (const [p, text] of maskedPieces(textStreams(events), mask, echoes)) {
+  for (const [p, text] of maskedPieces(textStreams(events), mask, { echoes, secretField })) {
     (p.holder as Record<string | number, unknown>)[p.key!] = text;
     changed.add(p.event);
   }
@@ -181,20 +239,21 @@ export function maskSplitCredentials(events: readonly StreamEvent[], mask: (valu
 }
 
 /** The pieces whose text masking the credentials across them changes, with their new text. */
-function maskedPieces(groups: readonly Piece[][], mask: (value: string) => string, echoes?: readonly string[]): Map<Piece, string> {
+function maskedPieces(groups: readonly Piece[][], mask: (value: string) => string, seek: Seek): Map<Piece, string> {
   const out = new Map<Piece, string>();
-  for (const { pieces, starts, found } of spanning(groups, echoes)) {
+  for (const { pieces, starts, found } of spanning(groups, seek)) {
     const texts = pieces.map((p) => p.text);
     // Right to left: an edit leaves the characters before it where they were.
     for (let m = found.length - 1; m >= 0; m--) {
-      const [a, text] = found[m]!;
+      const [a, text, v] = found[m]!;
       const b = a + text.length;
       for (let i = pieceAt(starts, a); i < pieces.length && starts[i]! < b; i++) {
         const s = starts[i]!;
         const lo = Math.max(a, s) - s;
         const hi = Math.min(b, s + pieces[i]!.text.length) - s;
         if (hi <= lo) continue;
-        texts[i] = texts[i]!.slice(0, lo) + (s <= a ? mask(text) : '') + texts[i]!.slice(hi);
+        // A member's value is masked decoded, as redact.ts masks it in one string (a mask needs no escapes).
+        texts[i] = texts[i]!.slice(0, lo) + (s <= a ? mask(v ?? text) : '') + texts[i]!.slice(hi);
       }
     }
     pieces.forEach((p, i) => {
@@ -213,13 +272,13 @@ function maskedPieces(groups: readonly Piece[][], mask: (value: string) => strin
  * maskSplitTexts(['{"delta":"key sk-pr"}', '{"delta":"oj-abcdefghijklmnopqrstuvwx"}'], (v) => '[REDACTED]')
  * // Map { 0 => '{"delta":"key [REDACTED]"}', 1 => '{"delta":""}' }
  */
-export function maskSplitTexts(texts: readonly (string | undefined)[], mask: (value: string) => string, echoes?: readonly string[]): Map<number, string> {
+export function maskSplitTexts(texts: readonly (string | undefined)[], mask: (value: string) => string, echoes?: readonly string[], secretField?: (name: string) => boolean): Map<number, string> {
   const events = texts.map((t): StreamEvent => {
     const doc = t === undefined ? undefined : documentOf(t);
     return { kind: '', docs: doc ? [doc] : [] };
   });
   const out = new Map<number, string>();
-  for (const i of maskSplitCredentials(events, mask, echoes)) out.set(i, JSON.stringify(events[i]!.docs[0]));
+  for (const i of maskSplitCredentials(events, mask, echoes, secretField)) out.set(i, JSON.stringify(events[i]!.docs[0]));
   return out;
 }
 
@@ -463,12 +522,16 @@ function placeOf(container: number, step: number): number {
   return x ^ (x >>> 16);
 }
 
+/** The member judge of a redactor, bound (a redactor's methods are closures, but a StreamMasks may be any object). */
+const secretFieldOf = (masks: StreamMasks): ((name: string) => boolean) | undefined => (masks.isSecretField === undefined ? undefined : (n) => masks.isSecretField!(n));
+const seekOf = (masks: StreamMasks): Seek => ({ echoes: masks.echoes, secretField: secretFieldOf(masks) });
+
 /** Server-sent events or NDJSON lines with the credentials across them masked. */
 function redactTextStream(body: Uint8Array, framing: 'sse' | 'ndjson', masks: StreamMasks, ascii?: string): RedactedStream {
   const text = ascii !== undefined && ascii.length === body.length ? ascii : utf8Text.decode(body);
   const units = textUnits(text, framing);
   if (units.length < 2) return { body, before: [], after: [] };
-  const edits = [...maskedPieces(lexedStreams(text, units), masks.mask, masks.echoes)].sort(([a], [b]) => a.from! - b.from!);
+  const edits = [...maskedPieces(lexedStreams(text, units), masks.mask, seekOf(masks))].sort(([a], [b]) => a.from! - b.from!);
   if (edits.length === 0) return { body, before: [], after: [] };
   let out = '';
   let start = 0;
@@ -527,7 +590,7 @@ function redactEventStream(body: Uint8Array, masks: StreamMasks): RedactedStream
     return undefined;
   }
   const units = messages.map(frameEvent);
-  const split = maskSplitCredentials(units, masks.mask, masks.echoes);
+  const split = maskSplitCredentials(units, masks.mask, masks.echoes, secretFieldOf(masks));
   const before: number[] = [];
   const after: number[] = [];
   const parts: Uint8Array[] = [];
@@ -594,7 +657,7 @@ export function redactStream(body: Uint8Array, contentType: string | undefined, 
 export function redactAnswerBody(body: Uint8Array, contentType: string | undefined, masks: StreamMasks & { bytes(body: Uint8Array, contentType?: string, known?: { ascii?: string; parsed?: { value: unknown } }): Uint8Array }, known?: { ascii?: string; parsed?: { value: unknown } }): { body: Uint8Array; stream?: RedactedStream & { framing: StreamFraming } } {
   const stream = redactStream(body, contentType, masks, known?.ascii);
   if (stream?.framing === 'eventstream') return { body: stream.body, stream };
-  const input = stream?.body ?? jsonArrayMasked(body, contentType, masks.mask, masks.echoes) ?? body;
+  const input = stream?.body ?? jsonArrayMasked(body, contentType, masks.mask, masks.echoes, secretFieldOf(masks)) ?? body;
   const out = masks.bytes(input, contentType, input === body ? known : undefined);
   return stream ? { body: out, stream } : { body: out };
 }
@@ -605,7 +668,7 @@ export function redactAnswerBody(body: Uint8Array, contentType: string | undefin
  * masked, written again; undefined when it is none or nothing changed. Only a body whose JSON
  * starts with `[` is parsed: other JSON answers are objects.
  */
-function jsonArrayMasked(body: Uint8Array, contentType: string | undefined, mask: (value: string) => string, echoes?: readonly string[]): Uint8Array | undefined {
+function jsonArrayMasked(body: Uint8Array, contentType: string | undefined, mask: (value: string) => string, echoes?: readonly string[], secretField?: (name: string) => boolean): Uint8Array | undefined {
   if (contentType !== undefined && !/[/+]json\b/i.test(contentType)) return undefined;
   let i = 0;
   while (i < body.length && (body[i] === 0x20 || body[i] === 0x0a || body[i] === 0x0d || body[i] === 0x09)) i++;
@@ -613,7 +676,7 @@ function jsonArrayMasked(body: Uint8Array, contentType: string | undefined, mask
   const doc = documentOf(utf8Text.decode(body));
   if (!Array.isArray(doc) || doc.length < 2) return undefined;
   const events: StreamEvent[] = doc.map((d: unknown) => ({ kind: '', docs: d !== null && typeof d === 'object' ? [d] : [] }));
-  return maskSplitCredentials(events, mask, echoes).size > 0 ? utf8.encode(JSON.stringify(doc)) : undefined;
+  return maskSplitCredentials(events, mask, echoes, secretField).size > 0 ? utf8.encode(JSON.stringify(doc)) : undefined;
 }
 
 /**
