@@ -9,7 +9,7 @@ import type { TapeCommandOptions } from './tape.ts';
 import { TapedeckError, withContext } from '../errors.ts';
 import { importRecordings, type ImportReport } from '../proxy/import.ts';
 import { importTapeJSON } from '../store/export.ts';
-import { recordingFilesMessage } from '../store/import/dir-files.ts';
+import { recordingFilesMessage, recordingJsonFilesMessage } from '../store/import/dir-files.ts';
 import { refuseSameFile } from '../store/import/target.ts';
 import { detectFormat, formatByName, IMPORT_FORMATS, READS, type ImportFormat } from '../store/import/read.ts';
 import { isTalkbackDirectory } from '../store/import/talkback.ts';
@@ -102,6 +102,11 @@ async function importAny(src: string, out: string, force: boolean, ignoredArgs: 
       if (found !== undefined) throw new TapedeckError('E_IMPORT_FORMAT', `${found.what}; no tape written.`, { file: src, hint: found.hint });
       throw new TapedeckError('E_IMPORT_FORMAT', `${src} holds no *.json recordings; no tape written.`, { file: src, hint: formats });
     }
+    // nock.back's fixtures directory (a nock recording per *.json file) is no directory of JSON
+    // recordings: named as what it is, with the command that imports each, not as seven files
+    // each lacking "request" and "response".
+    const json = recordingJsonFilesMessage(src, out);
+    if (json !== undefined) throw new TapedeckError('E_IMPORT_FORMAT', `${json.what}; no tape written.`, { file: src, hint: json.hint });
     return { ...(await importRecordingsDir(src, out, { force, ignoredArgs, onWarning: warn })), from: 'a directory of JSON recordings' };
   }
   const bytes = readInput(src);

@@ -441,7 +441,9 @@ export class LiveSession implements BehindFault {
           blobs.push(d);
         }
         // Masked after the audio is taken out: base64 audio can hold a run that looks like a key.
-        text = this.masks.text(text);
+        // A frame is JSON: its secret members by name too, and those of JSON text inside its
+        // strings (a tool call's `arguments`), as an HTTP answer's are; else as text.
+        text = text.charCodeAt(0) === 0x7b && this.masks.mayHaveSecrets(text) ? Buffer.from(this.masks.bytes(Buffer.from(text, 'utf8'), 'application/json')).toString('utf8') : this.masks.text(text);
         this.frames.push({ ms: this.ms(), text, ...(blobs.length > 0 ? { blobs } : {}), ...at, ...(binary ? { binary: true as const } : {}) });
         completes = this.opts.protocol.completes(msg);
       }
@@ -529,7 +531,7 @@ export class LiveSession implements BehindFault {
     const r = this.masks;
     if (!r.keepSecrets) {
       const texts = frames.map((f) => ('text' in f ? f.text : undefined));
-      for (const [i, text] of maskSplitTexts(texts, (v) => r.mask(v), r.echoes)) (frames[i] as { text: string }).text = text;
+      for (const [i, text] of maskSplitTexts(texts, (v) => r.mask(v), r.echoes, (n) => r.isSecretField(n))) (frames[i] as { text: string }).text = text;
     }
     const n = this.part++;
     for (const f of frames) this.kept?.frames.push(f);

@@ -13,6 +13,10 @@ import { WebSocketServer, type WebSocket } from 'ws';
 const rid = (p: string) => `${p}_${randomBytes(8).toString('hex')}`;
 
 /** Deterministic PCM16 "speech" for a text: what a voice model would say, as bytes. */
+
+/** The password the fake's database tool call carries (`connect to the database`). */
+export const DB_PASSWORD = 'PlantedDbPw0987654321xyz';
+
 export function pcmFor(text: string, bytes = 4800): Buffer {
   const b = Buffer.alloc(bytes);
   let h = 2166136261;
@@ -156,6 +160,17 @@ function openai(ws: WebSocket, url: URL, received: unknown[], headers: IncomingM
       // Audio whose base64 holds a run shaped like a Google API key (it happens in long audio).
       send({ type: 'response.output_audio.delta', response_id: id, item_id: item, output_index: 0, content_index: 0, delta: `AIza${'Q'.repeat(36)}` });
       send({ type: 'response.done', response: { id, object: 'realtime.response', status: 'completed', output: [], usage: { total_tokens: 11, input_tokens: 10, output_tokens: 1 } } });
+      return;
+    }
+    if (text === 'connect to the database') {
+      // A tool call whose arguments carry a password (the server's, not the user's), streamed a
+      // few characters a delta.
+      const call = rid('call');
+      const args = JSON.stringify({ host: 'db.internal', password: DB_PASSWORD });
+      send({ type: 'response.output_item.added', response_id: id, output_index: 0, item: { id: item, type: 'function_call', status: 'in_progress', name: 'connect_db', call_id: call, arguments: '' } });
+      for (let i = 0; i < args.length; i += 6) send({ type: 'response.function_call_arguments.delta', response_id: id, item_id: item, output_index: 0, call_id: call, delta: args.slice(i, i + 6) });
+      send({ type: 'response.function_call_arguments.done', response_id: id, item_id: item, output_index: 0, call_id: call, name: 'connect_db', arguments: args });
+      send({ type: 'response.done', response: { id, object: 'realtime.response', status: 'completed', output: [{ id: item, type: 'function_call', name: 'connect_db', call_id: call, arguments: args }], usage: { total_tokens: 40, input_tokens: 30, output_tokens: 10 } } });
       return;
     }
     if (text.includes('weather')) {

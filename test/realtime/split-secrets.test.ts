@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { startProxy } from '../../src/proxy/server.ts';
-import { startFakeRealtime } from './fake-realtime.ts';
+import { DB_PASSWORD, startFakeRealtime } from './fake-realtime.ts';
 import { spokenBack } from './spoken-back.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-realtime-split-'));
@@ -35,4 +35,21 @@ it('masks a bearer token cut across transcript deltas, and replays the masked tr
   } finally {
     await play.close();
   }
+});
+
+// Failed before: the arguments of a tool call streamed a few characters a delta held a password
+// member; each frame held too little of it to be read as a member, so it reached the tape.
+it('masks a secret member of tool-call arguments streamed a few characters a delta', async () => {
+  const tape = join(dir, 'args.tape');
+  const password = DB_PASSWORD;
+  const fake = await startFakeRealtime();
+  const rec = await startProxy({ upstream: fake.url, tape, mode: 'record', port: 0 });
+  try {
+    await spokenBack(rec.url, 'connect to the database');
+  } finally {
+    await rec.close();
+    await fake.close();
+  }
+  const bytes = readFileSync(tape).toString('latin1');
+  for (let i = 0; i + 6 <= password.length; i++) expect(bytes, password.slice(i, i + 6)).not.toContain(password.slice(i, i + 6));
 });

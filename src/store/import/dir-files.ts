@@ -5,8 +5,9 @@
  * `cassettes/<module>/<test>.yaml`. Naming the ones found turns "holds no recordings" (which
  * reads as "the recording is empty") into the command to run.
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { detectFormat, type ImportFormat } from './read.ts';
 
 /** Names of files import reads one at a time. */
 const RECORDING_FILE = /\.(?:har|ya?ml)$/i;
@@ -64,3 +65,55 @@ export function recordingFilesMessage(dir: string, tape: string): { found: strin
     hint: `Import each file into its own tape: tapedeck import ${files[0]} ${tape} (docs/migrate.md has a loop for Polly.js and VCR.py directories); a directory imports as talkback's tape directory (--from talkback) or JSON recordings.`,
   };
 }
+
+/** Largest `*.json` file read to tell its format (a recording larger is left to the directory import). */
+const PEEK_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The sentence and hint of an import given a directory whose `*.json` files are all recordings of
+ * a format import reads one file at a time (nock.back's fixtures, a JSON array of nock definitions
+ * per test, or HARs saved as .json), or undefined when any is not (a directory of JSON
+ * recordings, which the directory import reads). Only the directory's own files are looked at,
+ * as the directory import takes only those.
+ *
+ * @example
+ * recordingJsonFilesMessage('fixtures/nock', 'tapes/app.tape')?.what
+ * // 'fixtures/nock is a directory of 2 nock recordings (fixtures/nock/chat.json, fixtures/nock/tools.json), and import reads one file at a time'
+ */
+export function recordingJsonFilesMessage(dir: string, tape: string): { what: string; hint: string } | undefined {
+  let names: string[];
+  try {
+    names = readdirSync(dir, { withFileTypes: true })
+      .filter((d) => d.isFile() && d.name.endsWith('.json'))
+      .map((d) => d.name)
+      .sort();
+  } catch {
+    return undefined;
+  }
+  if (names.length === 0) return undefined;
+  const formats = new Set<ImportFormat>();
+  for (const name of names) {
+    const file = join(dir, name);
+    let format: ImportFormat | undefined;
+    try {
+      if (statSync(file).size > PEEK_BYTES) return undefined;
+      format = detectFormat(file, readFileSync(file, 'utf8'))?.format;
+    } catch {
+      return undefined; // unreadable, or no JSON: the directory import names the file and why
+    }
+    if (format === undefined) return undefined;
+    formats.add(format);
+  }
+  const files = names.slice(0, 3).map((n) => join(dir, n));
+  const more = names.length > files.length ? `, and ${names.length - files.length} more` : '';
+  const one = formats.size === 1 ? [...formats][0]! : undefined;
+  const kind = one === undefined ? 'recordings' : `${FORMAT_NOUNS[one]}${names.length === 1 ? '' : 's'}`;
+  const from = one === undefined ? '' : ` --from ${one}`;
+  return {
+    what: `${dir} is a directory of ${names.length} ${names.length === 1 ? kind.replace(/s$/, '') : kind} (${files.join(', ')}${more}), and import reads one file at a time`,
+    hint: `Import each file into its own tape: tapedeck import ${files[0]} ${tape}${from}, or all of them: for f in ${join(dir, '*.json')}; do tapedeck import "$f" "tapes/$(basename "$f" .json).tape"${from}; done (docs/migrate.md).`,
+  };
+}
+
+/** Each recording format as a count of its files names it. */
+const FORMAT_NOUNS: Record<ImportFormat, string> = { har: 'HAR', vcr: 'VCR.py cassette', nock: 'nock recording', fixtures: 'mock-server fixture file', talkback: 'talkback tape' };

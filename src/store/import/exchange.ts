@@ -9,10 +9,12 @@
  * wrong), so the caller decides between refusing the whole import and `--skip-bad`. A file that
  * is not the format at all (invalid JSON or YAML, a truncated file) throws.
  */
+import { canonicalizeJSON } from '../../core/index.ts';
 import { TapedeckError } from '../../errors.ts';
 import { decodeContentEncoding } from '../http-body.ts';
 import { lastTest } from '../last-test.ts';
 import type { HttpRecord } from '../records.ts';
+import { MAX_RECORD_BYTES } from '../tape-codec.ts';
 
 /** Header map as readers give it: lowercase names, repeated headers as arrays. */
 export type ImportHeaders = Record<string, string | string[]>;
@@ -120,8 +122,13 @@ export function badFile(file: string, format: string, what: string, details: Rec
   });
 }
 
-/** Thrown inside a reader for one entry; turned into {@link badEntry} by {@link readEntries}. */
+/**
+ * Thrown inside a reader for one entry; turned into {@link badEntry} by {@link readEntries}.
+ * `request` is the entry's request when it was read whole before the fault (a HAR entry whose
+ * answer is bad): a later entry repeating it would take its turn if it were left out.
+ */
 export class FieldError extends Error {
+  request?: Exchange['request'];
   constructor(
     readonly field: string,
     readonly what: string,
@@ -152,6 +159,10 @@ function* readEach<T>(once: { started: boolean }, out: ReadResult, items: Iterab
   if (once.started) throw new Error('readEntries: the exchanges of a source are read once');
   once.started = true;
   const file = out.file;
+  // Bad entries whose request was read, which a later repeat of it must not replace (made at the first).
+  let left: LeftOut | undefined;
+  // The first of them a later entry repeats, and that entry: the import is refused for it.
+  let refusal: { bad: TapedeckError; later: Exchange } | undefined;
   let i = -1;
   for (const item of items) {
     i++;
@@ -163,12 +174,87 @@ function* readEach<T>(once: { started: boolean }, out: ReadResult, items: Iterab
       if (e instanceof FieldError) out.bad.push(badEntry(file, i, whereOf(i), e.field, e.what));
       else if (e instanceof TapedeckError) out.bad.push(badEntry(file, i, whereOf(i), String(e.details.field ?? 'body'), e.message.replace(/\.$/, '')));
       else throw e;
+      if (e instanceof FieldError && e.request !== undefined) (left ??= new LeftOut()).add(e.request, out.bad[out.bad.length - 1]!);
       continue;
     }
     if (r === undefined) continue;
-    if ('request' in r) yield r;
-    else out.unkeyable.push(r);
+    if ('request' in r) {
+      // An exchange that names its own turn (a tapedeck HAR export's `repeat`) keeps it whatever is left out.
+      const taken = left === undefined || r.order !== undefined || refusal !== undefined ? undefined : left.repeated(r.request);
+      if (taken !== undefined) refusal = { bad: taken, later: r };
+      yield r;
+    } else out.unkeyable.push(r);
   }
+  // Once every entry is read, as a source that does not parse is said first (a HAR read entry by
+  // entry falls back to the whole file's parse when its end was not reached: har-split.ts).
+  if (refusal !== undefined) throw turnTaken(refusal.bad, refusal.later, out.bad.length);
+}
+
+/**
+ * The requests of the bad entries read so far, by method and URL. Identical requests are answered
+ * in source order, each recording its call's turn (docs/migrate.md): a bad entry left out by
+ * --skip-bad would give its turn to the next repeat of its request, which would then answer the
+ * call before its own (a wrong answer, served without a word), and every later repeat would move
+ * up too. A tape has no record to stand for an entry that has no answer, so such an entry is not
+ * left out: the import is refused (see {@link turnTaken}).
+ *
+ * Requests are compared as the source gives them, the body as canonical JSON when it is JSON (key
+ * order and spacing do not change a request key): a repeat the request key alone makes identical
+ * (a volatile member that differs, such as `user`) is not told apart here.
+ */
+class LeftOut {
+  private readonly byUrl = new Map<string, { body: Uint8Array; canonical: string | undefined; error: TapedeckError }[]>();
+
+  add(request: Exchange['request'], error: TapedeckError): void {
+    const k = `${request.method} ${request.url}`;
+    let list = this.byUrl.get(k);
+    if (list === undefined) this.byUrl.set(k, (list = []));
+    list.push({ body: request.body, canonical: undefined, error });
+  }
+
+  /** The error of the first bad entry `request` repeats, or undefined. */
+  repeated(request: Exchange['request']): TapedeckError | undefined {
+    const list = this.byUrl.get(`${request.method} ${request.url}`);
+    if (list === undefined) return undefined;
+    // This request's canonical body, made once and only when no body is the same byte for byte ('' for no JSON).
+    let mine: string | undefined;
+    for (const x of list) {
+      if (Buffer.from(x.body.buffer, x.body.byteOffset, x.body.byteLength).equals(request.body)) return x.error;
+      mine ??= canonicalText(request.body) ?? '';
+      x.canonical ??= canonicalText(x.body) ?? '';
+      if (mine !== '' && mine === x.canonical) return x.error;
+    }
+    return undefined;
+  }
+}
+
+/** A body's canonical JSON text (RFC 8785), or undefined when it is no JSON. */
+function canonicalText(body: Uint8Array): string | undefined {
+  if (body.length === 0) return undefined;
+  try {
+    return Buffer.from(canonicalizeJSON(body)).toString('latin1');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * E_IMPORT_ENTRY for a bad entry (`bad`, as {@link badEntry} made it) that a later good entry
+ * (`later`) repeats: --skip-bad cannot leave it out without moving the repeats up a turn.
+ */
+function turnTaken(bad: TapedeckError, later: Exchange, badCount: number): TapedeckError {
+  const d = bad.details;
+  const others = badCount - 1;
+  const more = others > 0 ? ` (${others} other bad entr${others === 1 ? 'y' : 'ies'} in the file)` : '';
+  return new TapedeckError(
+    'E_IMPORT_ENTRY',
+    `${String(d.file)}: entry ${String(d.entry)} (${String(d.where)}), field ${String(d.field)}: ${String(d.problem)}; and entry ${later.index} (${later.where}) repeats its request: identical requests are answered in turn, so with this entry left out (--skip-bad) the repeats would move up a turn and each answer the call before its own; it is not skipped${more}; no tape written.`,
+    {
+      ...d,
+      repeat: later.index,
+      hint: `Record the call again so that the entry holds a whole answer, or remove entry ${String(d.entry)} together with the later repeats of its request (entry ${later.index} and after) from the file, then import again.`,
+    },
+  );
 }
 
 export const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -227,8 +313,13 @@ export function headerValue(h: ImportHeaders, name: string): string | undefined 
   return Array.isArray(v) ? v[0] : v;
 }
 
-/** Largest decoded body accepted from a recording (the proxy's default body limit). */
-const MAX_DECODED = 32 * 1024 * 1024;
+/**
+ * Largest decoded body accepted from a recording: what one tape record holds. Recording keeps an
+ * answer whatever its size (createFetch and the proxy limit request bodies, never answers), so a
+ * decoded answer is refused only where no record could hold it; the limit still stops a small
+ * compressed body that decodes without end (a decompression bomb) from filling memory.
+ */
+const MAX_DECODED = MAX_RECORD_BYTES;
 
 /**
  * A body with its Content-Encoding undone, for formats that keep the bytes as sent (VCR.py,
@@ -245,6 +336,8 @@ export function decodedBody(headers: ImportHeaders, body: Uint8Array, field: str
     decoded = decodeContentEncoding({ 'content-encoding': coding }, body, MAX_DECODED);
   } catch (e) {
     if (!(e instanceof TapedeckError)) throw e;
+    // Too large is no fault of the bytes: said as such, not as a body cut short.
+    if (e.code === 'E_BODY_TOO_LARGE') throw new FieldError(field, `decodes (${coding}, content-encoding) to more than ${MAX_DECODED / (1024 * 1024)} MiB, the most one tape record holds; a recording cannot keep it (split the call into smaller ones and record them)`);
     throw new FieldError(field, `does not decode as ${coding} (content-encoding): the body is cut short or not ${coding}`);
   }
   // zlib gives a Buffer, which a tape keeps as a Buffer (msgpack bin; `export --review` shows

@@ -200,6 +200,25 @@ function refuseUnsavedBody(headers: ImportHeaders): void {
   }
 }
 
+/**
+ * Refuses a request whose saved body is empty (`postData.text: ""`, no `_file`, no `params`)
+ * while `content-length` or the entry's `bodySize` says bytes were sent: Chromium saves the POST
+ * it re-sends after a 307 or 308 redirect so, and a bodiless request in its place would key a
+ * request nobody made, which no replay of the real one matches (as {@link refuseUnsavedBody}).
+ */
+function refuseEmptiedBody(headers: ImportHeaders, postData: Record<string, unknown>, bodySize: unknown): void {
+  if (postData._file !== undefined && postData._file !== null) return;
+  const length = Number(headerValue(headers, 'content-length'));
+  const sent = length > 0 ? length : typeof bodySize === 'number' && bodySize > 0 ? bodySize : 0;
+  if (sent === 0) return;
+  const by = length > 0 ? 'content-length' : 'request.bodySize';
+  const field = typeof postData.text === 'string' ? 'request.postData.text' : 'request.postData';
+  throw new FieldError(
+    field,
+    `is empty although the request sent a ${sent}-byte body (${by}): the browser saved none of it (a POST re-sent after a 307 or 308 redirect, or a body made of files or Blobs), so no replay of this request would match; record it with tapedeck instead (createFetch or tapedeck serve)`,
+  );
+}
+
 /** The bytes of a body Playwright's content: 'attach' wrote to a file beside the HAR (`_file`). */
 function attachedFile(name: unknown, harDir: string | undefined, field: string): Uint8Array {
   if (typeof name !== 'string' || name === '') throw new FieldError(field, 'must be the name of a file beside the HAR');
@@ -393,6 +412,19 @@ function entry(e: unknown, i: number, harDir: string | undefined): Exchange {
   const reqHeaders = requestHeaders(q.headers, q.postData);
   const body = requestBody(q.postData, harDir);
   if (q.postData === undefined || q.postData === null) refuseUnsavedBody(reqHeaders);
+  else if (body.length === 0) refuseEmptiedBody(reqHeaders, q.postData as Record<string, unknown>, q.bodySize);
+  const request = { method, url, headers: reqHeaders, body };
+  try {
+    return answered(e as Record<string, unknown>, i, harDir, r, method, request);
+  } catch (err) {
+    // The request was read whole: a later repeat of it must not take this entry's turn (readEntries).
+    if (err instanceof FieldError) err.request ??= request;
+    throw err;
+  }
+}
+
+/** The rest of {@link entry}, once its request is read: the answer and the entry's times and place. */
+function answered(x: Record<string, unknown>, i: number, harDir: string | undefined, r: unknown, method: string, request: Exchange['request']): Exchange {
   if (!isObject(r)) throw new FieldError('response', 'is missing (the request got no answer)');
   // Playwright keeps a request that failed (status -1) or was aborted mid-answer (the status and
   // headers it got, no body) and says so here: no answer reached the page whole, and an empty
@@ -403,14 +435,12 @@ function entry(e: unknown, i: number, harDir: string | undefined): Exchange {
   const content = r.content as Record<string, unknown>;
   if (resHeaders['content-type'] === undefined && typeof content.mimeType === 'string' && content.mimeType !== '') resHeaders['content-type'] = content.mimeType;
   refuseCutBody(method, r, content, resHeaders, resBody);
-  const x = e as Record<string, unknown>;
   const t = isObject(x.timings) ? x.timings : {};
   const first = num(t.blocked) + num(t.dns) + num(t.connect) + num(t.send) + num(t.wait);
   const chunks = exportedChunks(r._chunks, resBody.length) ?? streamChunks(resHeaders, resBody, 0, num(t.receive));
   const started = startOf(x.startedDateTime);
   const ascii = asciiOf(content, resBody);
   const where = `log.entries[${i}]`;
-  const request = { method, url, headers: reqHeaders, body };
   const res = response(r.status, r.statusText, resHeaders, resBody, 'response.status', chunks);
   const durationMs = typeof x.time === 'number' && x.time >= 0 ? x.time : first + num(t.receive);
   // Whole literals, not a spread of startedAt in the middle (which copies and adds member by member).

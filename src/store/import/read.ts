@@ -13,6 +13,7 @@ import { parseJson5 } from './json5.ts';
 import { isNockCode, isNockDefinitions, nockCodeError, readNock } from './nock.ts';
 import { isTalkbackTape, readTalkbackTape } from './talkback.ts';
 import { readVcr } from './vcr.ts';
+import { TAPE_MAGIC } from '../tape-codec.ts';
 
 /** The formats `tapedeck import --from` names. */
 export const IMPORT_FORMATS = ['har', 'vcr', 'nock', 'fixtures', 'talkback'] as const;
@@ -35,7 +36,12 @@ export function formatByName(file: string): ImportFormat | undefined {
  */
 export function detectFormat(file: string, text: string): { format: ImportFormat; parsed?: unknown } | undefined {
   const byName = formatByName(file);
-  if (byName) return { format: byName };
+  // A gzip file or a tape named .har is what it is, not a JSON error. (A file the name gives no
+  // format is told by its contents: binary data is none of the formats, which the caller says.)
+  if (byName) {
+    refuseBinary(file, text, byName);
+    return { format: byName };
+  }
   refuseZip(file, text);
   const start = text.trimStart();
   // Nothing to tell a format by, and nothing any format could import: said as such, not as
@@ -57,6 +63,10 @@ export function detectFormat(file: string, text: string): { format: ImportFormat
   }
   if (isObject(parsed) && isObject(parsed.log) && 'entries' in parsed.log) return { format: 'har', parsed };
   if (isObject(parsed) && Array.isArray(parsed.interactions)) return { format: 'vcr', parsed };
+  // An empty array is what nock.back writes for a test that made no HTTP call (an empty list of
+  // MockServer expectations too): a source with no entries, which its import says (E_IMPORT_ENTRY,
+  // docs/migrate.md), not a file of none of the formats.
+  if (Array.isArray(parsed) && parsed.length === 0) return { format: 'nock', parsed };
   if (isNockDefinitions(parsed)) return { format: 'nock', parsed };
   if (isNockCode(parsed)) throw nockCodeError(file);
   if (isFixtures(parsed)) return { format: 'fixtures', parsed };
@@ -89,6 +99,48 @@ function refuseZip(file: string, text: string): void {
   });
 }
 
+/** The UTF-8 decoding of a tape's first bytes, as a tape read as text begins. */
+const TAPE_TEXT = Buffer.from(TAPE_MAGIC).toString('utf8');
+
+/** A format as messages name it. */
+const FORMAT_WORDS: Record<ImportFormat, string> = { har: 'a HAR', vcr: 'a VCR.py cassette', nock: 'a nock recording', fixtures: 'mock-server fixtures', talkback: 'a talkback tape' };
+
+/**
+ * Refuses a file that is no text a recording is written in, saying what it is: a zip archive, a
+ * gzip file (a HAR or cassette saved compressed), a tapedeck tape (the arguments swapped), UTF-16
+ * text (Windows tools save so), or other binary data. Every format import reads is UTF-8 text,
+ * so such a file is refused whatever format its name or --from gives it (`format`): parsed as
+ * JSON or YAML it would be "invalid JSON at byte 0", which sends the user to check that the file
+ * is whole. `text` is the file decoded as UTF-8 (bytes that are no UTF-8 are U+FFFD).
+ *
+ * @example
+ * refuseBinary('app.har', '\u001f\ufffd\u0008...', 'har') // throws E_IMPORT_FORMAT: gzip-compressed data
+ */
+export function refuseBinary(file: string, text: string, format: ImportFormat | undefined): void {
+  refuseZip(file, text);
+  const head = text.slice(0, 4096);
+  const what = format === undefined ? 'a recording' : FORMAT_WORDS[format];
+  const refuse = (is: string, hint: string, why = ''): never => {
+    throw new TapedeckError('E_IMPORT_FORMAT', `${file} is ${is}, not ${what}${why}; no tape written.`, { file, ...(format !== undefined ? { format } : {}), hint });
+  };
+  // 1f 8b 08: gzip's magic and its one method, 0x8b no UTF-8.
+  if (head.startsWith('\u001f\ufffd\u0008')) {
+    const plain = /\.gz$/i.test(file) ? file.slice(0, -3) : `${file.replace(/\.[^./]*$/, '')}.unzipped${/\.[^./]*$/.exec(file)?.[0] ?? ''}`;
+    refuse('gzip-compressed data', `Decompress it, then import the file it gives: gzip -dc ${file} > ${plain} && tapedeck import ${plain} <tape>.`);
+  }
+  if (head.startsWith(TAPE_TEXT)) {
+    refuse('a tapedeck tape', `tapedeck import <recording> <out.tape> takes the recording first; to see this tape as JSON: tapedeck export ${file} > tape.json`);
+  }
+  // A UTF-16 byte order mark (FF FE or FE FF, no UTF-8), or ASCII text spelled in UTF-16 (a NUL
+  // beside every character) without one.
+  const afterMark = head.startsWith('\ufffd\ufffd') ? head.slice(2) : head;
+  if ((afterMark !== head && afterMark.includes('\u0000')) || /^(?:[\t\n\r -~]\u0000){4}|^(?:\u0000[\t\n\r -~]){4}/.test(afterMark)) {
+    refuse('UTF-16 text', `Save it as UTF-8 and import that: iconv -f UTF-16 -t UTF-8 ${file} > utf8-${file.replace(/^.*\//, '')}.`, ': import reads UTF-8 text');
+  }
+  // JSON and YAML are text: a NUL, or a first byte that is no UTF-8, is binary data.
+  if (head.includes('\u0000') || head.startsWith('\ufffd')) refuse('binary data', READS);
+}
+
 /** What `tapedeck import` reads, for hints. */
 export const READS = `tapedeck import reads HAR, VCR.py cassettes, nock recordings, mock-server fixtures and talkback tapes (a tape file or the directory talkback records to) (--from ${IMPORT_FORMATS.join('|')} when not detected), a tapedeck JSON export, a DSPy-style cache.json, or a directory of JSON recordings.`;
 
@@ -99,7 +151,7 @@ export const READS = `tapedeck import reads HAR, VCR.py cassettes, nock recordin
  * const read = readRecordingFile('network.har', readFileSync('network.har', 'utf8'), 'har')
  */
 export function readRecordingFile(file: string, text: string, format: ImportFormat, parsed?: unknown): ReadResult {
-  refuseZip(file, text);
+  refuseBinary(file, text, format);
   switch (format) {
     case 'har':
       return readHar(text, file, { parsed });

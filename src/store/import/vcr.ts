@@ -80,7 +80,18 @@ function interaction(x: unknown, i: number): Exchange {
   const reqHeaders = headersOf(q.headers, 'request.headers');
   const reqBody = decodedBody(reqHeaders, bytesOf(q.body, 'request.body'), 'request.body');
   delete reqHeaders['content-encoding'];
-  const r = (x as Record<string, unknown>).response;
+  const request = { method, url, headers: reqHeaders, body: reqBody };
+  try {
+    return answered((x as Record<string, unknown>).response, i, request);
+  } catch (err) {
+    // The request was read whole: a later repeat of it must not take this interaction's turn (readEntries).
+    if (err instanceof FieldError) err.request ??= request;
+    throw err;
+  }
+}
+
+/** The rest of {@link interaction}, once its request is read: the answer. */
+function answered(r: unknown, i: number, request: Exchange['request']): Exchange {
   if (!isObject(r)) throw new FieldError('response', 'is missing');
   const resHeaders = headersOf(r.headers, 'response.headers');
   let body: Uint8Array;
@@ -96,7 +107,7 @@ function interaction(x: unknown, i: number): Exchange {
   return {
     where: `interactions[${i}]`,
     index: i,
-    request: { method, url, headers: reqHeaders, body: reqBody },
+    request,
     response: response(status, message, resHeaders, body, isObject(r.status) ? 'response.status.code' : 'response.status', streamChunks(resHeaders, body)),
   };
 }
