@@ -271,6 +271,28 @@ describe('hand-edited tapes', () => {
   });
 });
 
+describe('--skip-bad and identical requests', () => {
+  // Failed before: a bad tape left out gave its turn to the next tape of the same request, which
+  // then answered the call before its own.
+  it('refuses to leave out a bad tape whose request a later tape repeats', async () => {
+    const folder = join(dir, 'dup-bad');
+    mkdirSync(folder, { recursive: true });
+    const tape = (res: string) => `{
+    meta: { createdAt: '2026-12-01T10:00:00.000Z', resHumanReadable: true },
+    req: { url: '/v1/models', method: 'GET', headers: { accept: 'application/json' }, body: '' },
+    res: ${res},
+}
+`;
+    writeFileSync(join(folder, '1.json5'), tape(`{ status: 200, headers: { 'content-type': ['text/plain'] }, body: 'one' }`));
+    writeFileSync(join(folder, '2.json5'), tape(`{ status: 200, headers: { 'content-type': ['text/plain'] }, body: { a: 1 } }`));
+    writeFileSync(join(folder, '3.json5'), tape(`{ status: 200, headers: { 'content-type': ['text/plain'] }, body: 'three' }`));
+    const err = await importRecordings(folder, join(dir, 'dup-bad.tape'), { skipBad: true }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'E_IMPORT_ENTRY', details: { entry: 1, field: 'res.body' } });
+    expect((err as Error).message).toMatch(/repeats its request/);
+    expect(existsSync(join(dir, 'dup-bad.tape'))).toBe(false);
+  });
+});
+
 /** A copy of the recorded directory, with `edit` applied to the tapes at the given positions. */
 function editedCopy(name: string, edits: Record<number, (text: string) => string>): string {
   const copy = join(dir, name);

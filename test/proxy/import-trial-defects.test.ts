@@ -108,6 +108,16 @@ describe('--skip-bad and identical requests', () => {
     expect(e.message).toMatch(/entry 2 \(interactions\[2\]\) repeats its request/);
   });
 
+  it('refuses it in a nock recording too (a definition with no status, between two repeats)', async () => {
+    const def = (n: number | undefined) => ({ scope: 'https://api.openai.com:443', method: 'POST', path: '/v1/chat/completions', body: JSON.parse(BODY) as unknown, ...(n === undefined ? {} : { status: 200 }), response: { n }, rawHeaders: ['Content-Type', 'application/json'] });
+    const src = join(dir, 'dup-middle-bad.nock.json');
+    writeFileSync(src, JSON.stringify([def(1), def(undefined), def(3)]));
+    const e = await refusal(importRecordings(src, join(dir, 'dmb-nock.tape'), { skipBad: true, from: 'nock' }));
+    expect(e.code).toBe('E_IMPORT_ENTRY');
+    expect(e.details).toMatchObject({ entry: 1, field: 'status' });
+    expect(e.message).toMatch(/repeats its request/);
+  });
+
   it('still skips a bad entry that no later entry repeats, and a bad last repeat', async () => {
     const other = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'another' }] });
     const src = har('bad-alone.har', [entry('ANSWER 1'), entry('ANSWER 2', { failure: 'net::ERR_ABORTED', body: other }), entry('ANSWER 3'), entry('ANSWER 4', { failure: 'net::ERR_ABORTED' })]);

@@ -91,6 +91,24 @@ function definition(d: unknown, i: number): Exchange {
   if (isRegexLiteral(d.path)) throw new FieldError('path', `${JSON.stringify(d.path)} ${RULE_NOT_REQUEST}: write the path the request was sent to, such as "/v1/chat/completions"`);
   // Before the body is keyed, which would call the pattern invalid JSON.
   if (typeof d.body === 'string' && isRegexLiteral(d.body)) throw new FieldError('body', `${JSON.stringify(d.body)} ${RULE_NOT_REQUEST}: write the body that was sent`);
+  const reqHeaders = headersOf(d.reqheaders, 'reqheaders');
+  // Joined as text, not resolved: `new URL('//v1/x', scope)` reads `v1` as a host.
+  const url = `${new URL(d.scope).origin}${d.path}`;
+  const request = { method: d.method.toUpperCase(), url, headers: reqHeaders, body: requestBodyBytes(d.body, reqHeaders) };
+  try {
+    return answered(d as NockDefinition, i, request);
+  } catch (err) {
+    // The request was read whole: a later repeat of it must not take this definition's turn (readEntries).
+    if (err instanceof FieldError) err.request ??= request;
+    throw err;
+  }
+}
+
+/** A definition past its request: what {@link definition} checked of it, typed. */
+type NockDefinition = Record<string, unknown> & { method: string };
+
+/** The rest of {@link definition}, once its request is read: the answer. */
+function answered(d: NockDefinition, i: number, request: Exchange['request']): Exchange {
   if (!('status' in d)) throw new FieldError('status', 'is missing');
   // nock's recorder always writes the answer ("" for an empty one): a definition without it was
   // edited, and read as an empty body it would replay as an empty 200 an SDK takes for an
@@ -98,7 +116,6 @@ function definition(d: unknown, i: number): Exchange {
   if (d.response === undefined && !NO_BODY_STATUS.has(d.status as number) && d.method.toUpperCase() !== 'HEAD') {
     throw new FieldError('response', 'is missing (nock\'s recorder writes the answer\'s body there; write "response": "" for an answer that was empty)');
   }
-  const reqHeaders = headersOf(d.reqheaders, 'reqheaders');
   const resHeaders = headersOf(d.rawHeaders, 'rawHeaders');
   let body: Uint8Array;
   if (Array.isArray(d.response)) {
@@ -118,12 +135,10 @@ function definition(d: unknown, i: number): Exchange {
     if (typeof d.response !== 'string') throw new FieldError('response', 'must be a hex string (responseIsBinary)');
     body = hexBytes(d.response, 'response');
   } else body = bodyBytes(d.response);
-  // Joined as text, not resolved: `new URL('//v1/x', scope)` reads `v1` as a host.
-  const url = `${new URL(d.scope).origin}${d.path}`;
   return {
     where: `[${i}]`,
     index: i,
-    request: { method: d.method.toUpperCase(), url, headers: reqHeaders, body: requestBodyBytes(d.body, reqHeaders) },
+    request,
     response: response(d.status, undefined, resHeaders, body, 'status', streamChunks(resHeaders, body)),
   };
 }

@@ -102,18 +102,25 @@ function tapeExchange(t: Record<string, unknown> & { meta: Record<string, unknow
   const reqBody = bodyOf(meta, 'req', reqHeaders, req.body);
   // The body is decoded: a coding named beside it would be undone twice.
   delete reqHeaders['content-encoding'];
-  const res = t.res;
-  if (!isObject(res)) throw new FieldError('res', res === undefined ? 'is missing' : 'must be an object with status, headers and body');
-  const resHeaders = headersOf(res.headers, 'res.headers');
-  const body = bodyOf(meta, 'res', resHeaders, res.body);
-  const created = typeof meta.createdAt === 'string' ? Date.parse(meta.createdAt) : NaN;
-  return {
-    where,
-    index: i,
-    request: { method: req.method.toUpperCase(), url, headers: reqHeaders, body: reqBody },
-    response: response(res.status, undefined, resHeaders, body, 'res.status', streamChunks(resHeaders, body)),
-    ...(Number.isNaN(created) ? {} : { startedAt: new Date(created).toISOString() }),
-  };
+  const request = { method: req.method.toUpperCase(), url, headers: reqHeaders, body: reqBody };
+  try {
+    const res = t.res;
+    if (!isObject(res)) throw new FieldError('res', res === undefined ? 'is missing' : 'must be an object with status, headers and body');
+    const resHeaders = headersOf(res.headers, 'res.headers');
+    const body = bodyOf(meta, 'res', resHeaders, res.body);
+    const created = typeof meta.createdAt === 'string' ? Date.parse(meta.createdAt) : NaN;
+    return {
+      where,
+      index: i,
+      request,
+      response: response(res.status, undefined, resHeaders, body, 'res.status', streamChunks(resHeaders, body)),
+      ...(Number.isNaN(created) ? {} : { startedAt: new Date(created).toISOString() }),
+    };
+  } catch (err) {
+    // The request was read whole: a later repeat of it must not take this tape's turn (readEntries).
+    if (err instanceof FieldError) err.request ??= request;
+    throw err;
+  }
 }
 
 /** A tape file's text parsed, or why it is none: for a tape file imported alone. */
