@@ -64,14 +64,7 @@ export function replayCacheMiddleware(cache: ReplayCache | (() => ReplayCache | 
       const request = { model: model.modelId, ...params };
       const hit = await c.get(request);
       if (hit !== undefined) return hit;
-      let result: unknown;
-      try {
-        result = await doGenerate();
-      } catch (e) {
-        // No answer to put: identical calls asked after this one need not wait for it.
-        c.forgo(request);
-        throw e;
-      }
+      const result = await forgoing(c, request, doGenerate);
       await c.put(request, result);
       return result;
     },
@@ -80,13 +73,7 @@ export function replayCacheMiddleware(cache: ReplayCache | (() => ReplayCache | 
       const request = { model: model.modelId, ...params, stream: true };
       const hit = await c.get(request);
       if (hit !== undefined) return replayed(hit, c);
-      let result: unknown;
-      try {
-        result = await doStream();
-      } catch (e) {
-        c.forgo(request);
-        throw e;
-      }
+      const result = await forgoing(c, request, doStream);
       if (!isObj(result) || !(result.stream instanceof ReadableStream)) {
         c.forgo(request);
         return result;
@@ -130,6 +117,16 @@ export function replayCacheMiddleware(cache: ReplayCache | (() => ReplayCache | 
       return { ...rest, stream: recorded };
     },
   };
+}
+
+/** The model's call; when it throws, no answer will be put: its turn is given up (ReplayCache.forgo), so identical calls asked after it need not wait for it. */
+async function forgoing(c: ReplayCache, request: unknown, call: () => PromiseLike<unknown>): Promise<unknown> {
+  try {
+    return await call();
+  } catch (e) {
+    c.forgo(request);
+    throw e;
+  }
 }
 
 /** A recorded stream value as doStream() gives it: its parts as a stream again. */

@@ -194,6 +194,17 @@ class Slot<R> extends Turns {
   }
 }
 
+/** The last recording of a slot whose time to live has not passed: what a call past the end is served again. */
+function lastLive<R>(s: Slot<R>): Entry<R> | undefined {
+  const now = Date.now();
+  for (let i = s.length - 1; i >= 0; i--) {
+    const e = s.at(i)!;
+    const at = e.stored?.expiresAt;
+    if (at === undefined || now < at) return e;
+  }
+  return undefined;
+}
+
 /**
  * @example
  * const col = await RecordCollection.open(new TapeBackend('chat.tape'), { mode: 'update', kind: cacheRecords });
@@ -787,21 +798,18 @@ export class RecordCollection<R> {
     // after it numbers. Neither the last one again nor a miss would say so.
     const lost = this.lostAfter(key, s);
     if (lost) throw lost;
-    if (opts.repeatLast) {
-      for (let i = s.length - 1; i >= 0; i--) {
-        const at = s.at(i)!.stored?.expiresAt;
-        if (at !== undefined && Date.now() >= at) continue;
-        const v = this.materialize(s.at(i)!);
-        if (v !== undefined) {
-          this.repeatsServed++;
-          return v;
-        }
-        // The last one is damaged: the one before it would be another call's answer.
-        this.repeatOf(s.at(i)!);
-        const newer = this.newerRecords.get(s.at(i)!);
-        if (newer) throw newer;
-        throw this.damaged(key, Math.max(0, s.turn(s.at(i)!.named) - 1), undefined);
+    const last = opts.repeatLast ? lastLive(s) : undefined;
+    if (last) {
+      const v = this.materialize(last);
+      if (v !== undefined) {
+        this.repeatsServed++;
+        return v;
       }
+      // The last one is damaged: the one before it would be another call's answer.
+      this.repeatOf(last);
+      const newer = this.newerRecords.get(last);
+      if (newer) throw newer;
+      throw this.damaged(key, Math.max(0, s.turn(last.named) - 1), undefined);
     }
     return undefined;
   }
@@ -816,14 +824,9 @@ export class RecordCollection<R> {
    */
   lastOf(key: string): R | undefined {
     const s = this.slotOf(key);
-    if (!s) return undefined;
-    for (let i = s.length - 1; i >= 0; i--) {
-      const at = s.at(i)!.stored?.expiresAt;
-      if (at !== undefined && Date.now() >= at) continue;
-      // A damaged last one: served again it is an error, not the one before it.
-      return this.materialize(s.at(i)!);
-    }
-    return undefined;
+    const last = s && lastLive(s);
+    // A damaged last one (undefined): served again it is an error, not the one before it.
+    return last && this.materialize(last);
   }
 
   /**

@@ -19,7 +19,7 @@
 import { FORM_START, multipartBoundary, partName, parts } from './http-body.ts';
 import { isFrozenHeaders } from './frozen-headers.ts';
 import { formPairs, queryPairs, urlQuery } from './query-pairs.ts';
-import { EMBEDDED_MEMBER, REDACTED, latin1Bytes, latin1Text, type KnownBody, type Redactor } from './redact.ts';
+import { EMBEDDED_MEMBER, embeddedSecret, REDACTED, latin1Bytes, latin1Text, type KnownBody, type Redactor } from './redact.ts';
 
 /** The shortest value looked for in answers. */
 const MIN_ECHO = 8;
@@ -292,11 +292,8 @@ function bodySecrets(r: Redactor, req: EchoSource, add: (v: string, credential: 
 function embeddedSecrets(r: Redactor, s: string, add: (v: string, credential: boolean, sent?: string) => void): void {
   if (s.indexOf('"') < 0) return;
   for (const m of s.matchAll(EMBEDDED_MEMBER)) {
-    try {
-      const name = JSON.parse(`"${m[1]!}"`) as string;
-      if (r.isSecretField(name)) add(JSON.parse(`"${m[3]!}"`) as string, false);
-    } catch {
-      // Not a JSON string after all: the request's redaction left it too.
-    }
+    // Not a JSON string after all (undefined): the request's redaction left it too.
+    const v = embeddedSecret(m[1]!, m[3]!, (n) => r.isSecretField(n));
+    if (v !== undefined) add(v, false);
   }
 }

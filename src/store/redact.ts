@@ -191,6 +191,26 @@ const isSecretHeaderName = (folded: string, exact: ReadonlySet<string>) => isSec
 export const EMBEDDED_MEMBER = /"((?:[^"\\\n]|\\.){1,200})"([ \t\n\r]*:[ \t\n\r]*)"((?:[^"\\]|\\.)*)"/g;
 
 /**
+ * The value of a member EMBEDDED_MEMBER found (its name and value as written in the JSON text),
+ * decoded, when its name is a secret and the value is not empty; undefined otherwise, and for
+ * raw text that does not decode as a JSON string (then it was no member). One reading for the
+ * redactor, the stream redactor and the echo search, so they judge such a member alike.
+ *
+ * @example
+ * embeddedSecret('password', 'hunter2', (n) => n === 'password') // 'hunter2'
+ * embeddedSecret('city', 'Paris', (n) => n === 'password')       // undefined
+ */
+export function embeddedSecret(rawName: string, rawValue: string, secretField: (name: string) => boolean): string | undefined {
+  try {
+    if (!secretField(JSON.parse(`"${rawName}"`) as string)) return undefined;
+    const v = JSON.parse(`"${rawValue}"`) as string;
+    return v === '' ? undefined : v;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * What every EMBEDDED_MEMBER match holds: a quote, a colon and a quote. One pass of the
  * regular expression engine over a string; prose has colons and quotes but seldom in that order,
  * and hopping from colon to colon in JavaScript cost a call per colon (about 20 µs on the
@@ -522,16 +542,8 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     // Without a quote there is no member to mask (most text): one search, not the name scan.
     if (s.indexOf('"') < 0 || !EMBEDDED_GATE.test(s) || !namedSecret(s, 'members')) return s;
     return s.replace(EMBEDDED_MEMBER, (whole: string, rawName: string, between: string, rawValue: string) => {
-      let name: string;
-      let v: string;
-      try {
-        name = JSON.parse(`"${rawName}"`) as string;
-        v = JSON.parse(`"${rawValue}"`) as string;
-      } catch {
-        return whole;
-      }
-      if (v === '' || !secretField(name)) return whole;
-      return `"${rawName}"${between}${JSON.stringify(mask(v))}`;
+      const v = embeddedSecret(rawName, rawValue, secretField);
+      return v === undefined ? whole : `"${rawName}"${between}${JSON.stringify(mask(v))}`;
     });
   };
 

@@ -25,7 +25,7 @@
  */
 import { decodeEventStream, encodeEventStreamMessage, headerString, mayBeEventStream, type EventStreamMessage } from '../providers/wire/aws-eventstream.ts';
 import { CREDENTIAL, credentialFrom } from './credential.ts';
-import { EMBEDDED_MEMBER, isMask, latin1Text, type KnownBody } from './redact.ts';
+import { EMBEDDED_MEMBER, embeddedSecret, isMask, latin1Text, type KnownBody } from './redact.ts';
 import type { EchoingRedactor } from './echo-redact.ts';
 import type { HttpRecord } from './records.ts';
 import { sameRange } from '../bytes.ts';
@@ -154,15 +154,8 @@ function credentialsIn(s: string, seek?: Seek): Found[] {
 function membersIn(s: string, secretField: (name: string) => boolean): Found[] {
   const out: Found[] = [];
   for (const m of s.matchAll(EMBEDDED_MEMBER)) {
-    let name: string;
-    let v: string;
-    try {
-      name = JSON.parse(`"${m[1]!}"`) as string;
-      v = JSON.parse(`"${m[3]!}"`) as string;
-    } catch {
-      continue;
-    }
-    if (v === '' || isMask(v) || !secretField(name)) continue;
+    const v = embeddedSecret(m[1]!, m[3]!, secretField);
+    if (v === undefined || isMask(v)) continue;
     out.push([m.index + m[0].length - m[3]!.length - 1, m[3]!, v]);
   }
   return out;
