@@ -37,7 +37,7 @@ function stagedTapes(): { file: string; bytes: Buffer }[] {
 }
 
 function line(file: string, f: SecretFinding): string {
-  return `${file}: record ${f.record} (byte ${f.offset}) ${f.path}: ${f.kind} ${f.excerpt}${f.kept ? ' (a NAME=value line: kept by the recorder)' : ''}\n`;
+  return `${file}: record ${f.record} (byte ${f.offset}) ${f.path}: ${f.kind} ${f.excerpt}${f.kept ? ' (a NAME=value or name: value line: kept by the recorder)' : ''}\n`;
 }
 
 /**
@@ -183,8 +183,8 @@ export async function scanCommand(args: string[]): Promise<number> {
         `tapedeck scan: ${findings === 1 ? '1 possible credential' : `${findings} possible credentials`} in ${plural(files.size, 'tape')}.\n` +
           (kept === findings
             ? // Re-recording would store these again: only an edit of the record (or not sending the value) removes them.
-              'hint: revoke any real key, then fix the record (today\'s recorder keeps a NAME=value line of a text body or prompt as it is; it masks them only in uploaded files): tapedeck export <tape> > t.json, edit, tapedeck import t.json <tape> --force.\n'
-            : `hint: revoke any real key, then re-record the tape (today's recorder redacts these${kept > 0 ? ', except the NAME=value lines marked "kept by the recorder": fix those records' : ''}), or fix the record: tapedeck export <tape> > t.json, edit, tapedeck import t.json <tape> --force.\n`),
+              'hint: revoke any real key, then fix the record (today\'s recorder keeps a NAME=value or YAML name: value line of a text body or prompt as it is; it masks them only in uploaded files): tapedeck export <tape> > t.json, edit, tapedeck import t.json <tape> --force.\n'
+            : `hint: revoke any real key, then re-record the tape (today's recorder redacts these${kept > 0 ? ', except the lines marked "kept by the recorder": fix those records' : ''}), or fix the record: tapedeck export <tape> > t.json, edit, tapedeck import t.json <tape> --force.\n`),
       );
     }
     if (damaged.length > 0) {

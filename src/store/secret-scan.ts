@@ -19,7 +19,7 @@ import { TOKEN_CHARS } from './credential.ts';
 import { childPath } from './tape-json.ts';
 import { FORM_START } from './http-body.ts';
 import { queryPairs } from './query-pairs.ts';
-import { ENV_LINE } from './env-secrets.ts';
+import { ENV_LINE, YAML_LINE, valueMayBeSecret } from './env-secrets.ts';
 import { base64Document, documentOf, frameEvent, splitCredentials, type StreamEvent } from './stream-redact.ts';
 
 /** One thing that looks like a credential. */
@@ -34,7 +34,7 @@ export interface SecretFinding {
   excerpt: string;
   /**
    * Set when today's recorder stores such a value as it is, so re-recording does not mask it: a
-   * secret-named `NAME=value` line in a text that is no uploaded file (a text body, a prompt).
+   * secret-named `NAME=value` or YAML `name: value` line in a text that is no uploaded file (a text body, a prompt).
    */
   kept?: true;
 }
@@ -109,13 +109,15 @@ function secretQueryValues(s: string): string[] {
   return out;
 }
 
-/** The values of a line's secret-named `NAME=value` (see envSecrets) that look like secrets: long and random enough, not masks. */
+/** The values of a line's secret-named `NAME=value` or YAML `name: value` (see envSecrets) that look like secrets: long and random enough, not masks. */
 function envValues(line: string): string[] {
-  if (line.indexOf('=') < 0) return [];
   const out: string[] = [];
-  for (const m of line.matchAll(ENV_LINE)) {
-    const v = m[5]!;
-    if (names.isSecretField(m[2]!) && !isMask(v) && v.length >= MIN_SECRET_LENGTH && entropyBits(v) >= MIN_SECRET_ENTROPY) out.push(v);
+  for (const re of [ENV_LINE, YAML_LINE]) {
+    if (line.indexOf(re === ENV_LINE ? '=' : ':') < 0) continue;
+    for (const m of line.matchAll(re)) {
+      const v = m[5]!;
+      if (valueMayBeSecret(v) && names.isSecretField(m[2]!) && !isMask(v) && v.length >= MIN_SECRET_LENGTH && entropyBits(v) >= MIN_SECRET_ENTROPY) out.push(v);
+    }
   }
   return out;
 }

@@ -41,7 +41,7 @@ describe('scan findings the recorder keeps', () => {
     await rec.close();
     const out = spawnSync(process.execPath, [CLI, 'scan', tape], { encoding: 'utf8' });
     expect(out.status).toBe(1);
-    expect(out.stdout).toContain('secret member "PLAN…" (26 chars) (a NAME=value line: kept by the recorder)');
+    expect(out.stdout).toContain('secret member "PLAN…" (26 chars) (a NAME=value or name: value line: kept by the recorder)');
     expect(out.stderr).not.toContain("re-record the tape (today's recorder redacts these)");
     expect(out.stderr).toContain('fix the record');
   });
@@ -53,5 +53,39 @@ describe('scan findings the recorder keeps', () => {
     expect(f!.kept).toBeUndefined();
     const [g] = secretsInValue({ request: { body: `AWS_SECRET_ACCESS_KEY=${SECRET}\nX=1\n` } });
     expect(g!.kept).toBe(true);
+  });
+});
+
+// YAML-style lines (`password: …`) were neither masked in an uploaded file nor reported by scan
+// in a text body: only `NAME=value` lines were read.
+describe('YAML name: value lines', () => {
+  const yaml = (pw: string) => `services:\n  db:\n    environment:\n      POSTGRES_PASSWORD: ${pw}\n      - api_key: "${pw}"\n    image: postgres\n`;
+
+  it('a text body: reported, marked as kept by the recorder', () => {
+    const found = secretsInValue({ request: { body: yaml(SECRET) } });
+    expect(found.map((f) => [f.path, f.kind, f.kept])).toEqual([
+      ['$.request.body line 4', 'secret member', true],
+      ['$.request.body line 5', 'secret member', true],
+    ]);
+  });
+
+  it('an uploaded YAML file: masked on disk, the other lines kept, and scan is clean', async () => {
+    const tape = join(dir, 'yaml.tape');
+    const rec = createFetch({ tape, mode: 'record' });
+    const body = `--b\r\nContent-Disposition: form-data; name="file"; filename="compose.yml"\r\nContent-Type: application/yaml\r\n\r\n${yaml(SECRET)}\r\n--b--\r\n`;
+    await (await rec(`${base}/v1/files`, { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=b' }, body })).text();
+    await rec.close();
+    const { readFileSync } = await import('node:fs');
+    const bytes = readFileSync(tape).toString('latin1');
+    expect(bytes).not.toContain(SECRET);
+    expect(bytes).toContain('image: postgres');
+    const out = spawnSync(process.execPath, [CLI, 'scan', tape], { encoding: 'utf8' });
+    expect(out.stdout + out.stderr).not.toContain('secret member');
+    expect(out.status).toBe(0);
+  });
+
+  it('block scalars, comments, short and plain values are no finding', () => {
+    const body = `token: |\n  ${SECRET}x\npassword: # set later\nkey: short\nname: ${SECRET}\n`;
+    expect(secretsInValue({ request: { body } }).map((f) => f.path)).toEqual([]);
   });
 });
