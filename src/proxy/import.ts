@@ -16,7 +16,7 @@ import { MAX_INPUT_BYTES, TapedeckError } from '../errors.ts';
 import { readBounded, type ReadBound } from '../read-bounded.ts';
 import { routeOf } from '../providers/index.ts';
 import { recordingFilesMessage } from '../store/import/dir-files.ts';
-import { SKIP_BAD_HINT, type ReadResult, type Exchange } from '../store/import/exchange.ts';
+import { SKIP_BAD_HINT, turnTaken, type ReadResult, type Exchange } from '../store/import/exchange.ts';
 import { harEntries, readHarSplit } from '../store/import/har.ts';
 import { openHarChunks } from '../store/import/har-chunks.ts';
 import { splitHar } from '../store/import/har-split.ts';
@@ -283,6 +283,10 @@ interface ImportRun {
   fallbackIso: string | undefined;
   /** Reads the rest of the source, and throws for its first bad entry unless skipBad. */
   badFirst: () => void;
+  /** The request keys (and hosts) of the bad entries left out so far (`read.leftOut`), keyed as they come. */
+  leftOutKeys: string[];
+  /** The first good entry whose request key repeats a left-out entry's, and that entry's error: the import is refused for it. */
+  turnTaken: { bad: TapedeckError; later: Exchange } | undefined;
 }
 
 /**
@@ -315,6 +319,7 @@ function importEntry(run: ImportRun, x: Exchange): void {
     return;
   }
   if (!rec) return;
+  if (run.read.leftOut !== undefined && x.order === undefined && run.turnTaken === undefined) keyRepeatsLeftOut(run, x, rec);
   let byMatch = run.tallies.get(rec.route);
   if (byMatch === undefined) run.tallies.set(rec.route, (byMatch = new Map()));
   let tally = byMatch.get(rec.match);
@@ -347,6 +352,35 @@ function importEntry(run: ImportRun, x: Exchange): void {
   report.records++;
   if (rec.response.chunks) report.streams++;
   report.masked += masksAdded(rec, x, asSent);
+}
+
+/**
+ * Whether `x` (keyed as `rec`) repeats, by request key and host, a bad entry that --skip-bad
+ * leaves out before it: identical requests answer in turn, so it would answer the left-out
+ * entry's call (see LeftOut in src/store/import/exchange.ts, which catches the repeats that are
+ * identical as sent; this catches the ones a volatile member or ignored argument makes identical).
+ * Noted in `run.turnTaken`; the import is refused once the source is read.
+ */
+function keyRepeatsLeftOut(run: ImportRun, x: Exchange, rec: HttpRecord): void {
+  const left = run.read.leftOut!;
+  const mine = `${rec.key} ${rec.origin === undefined ? '' : originKey(rec.origin)}`;
+  for (let i = 0; i < left.length; i++) {
+    if (run.leftOutKeys[i] === undefined) {
+      let k = '';
+      try {
+        const req = deckRequest({ request: left[i]!.request } as Exchange);
+        k = `${run.deck.prepareRequest(req).key} ${req.origin === undefined ? '' : originKey(req.origin)}`;
+      } catch (e) {
+        // A left-out request the keyer refuses repeats nothing a good entry could.
+        if (!(e instanceof TapedeckError)) throw e;
+      }
+      run.leftOutKeys[i] = k;
+    }
+    if (run.leftOutKeys[i] === mine) {
+      run.turnTaken = { bad: left[i]!.error, later: x };
+      return;
+    }
+  }
 }
 
 /**
@@ -411,7 +445,7 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
   const tallies: ImportRun['tallies'] = new Map();
   // Room for a whole batch and the record that ends it, so the buffer is not grown (and copied) on the way.
   const frames = new FrameBuffer(BATCH_BYTES + (1 << 20));
-  const run: ImportRun = { read, out, skipBad: Boolean(opts.skipBad), deck, report, tallies, frames, refused, firstRefused: undefined, fallbackAt, fallbackIso: undefined, badFirst };
+  const run: ImportRun = { read, out, skipBad: Boolean(opts.skipBad), deck, report, tallies, frames, refused, firstRefused: undefined, fallbackAt, fallbackIso: undefined, badFirst, leftOutKeys: [], turnTaken: undefined };
   /** The early flushes of the batches written (see below); never rejects. */
   let flushing: Promise<void> = Promise.resolve();
   try {
@@ -429,6 +463,7 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
       }
     }
     badFirst();
+    if (run.turnTaken !== undefined) throw turnTaken(run.turnTaken.bad, run.turnTaken.later, read.bad.length);
     // skipBad skipped every entry: an empty tape would replay nothing and hide that.
     if (report.records === 0 && (read.bad.length > 0 || refused.length > 0)) throw noEntryImports(run);
     await flushing;

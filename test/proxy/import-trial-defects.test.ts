@@ -85,6 +85,24 @@ describe('--skip-bad and identical requests', () => {
     expect(e.details).toMatchObject({ entry: 0 });
   });
 
+  it('refuses a repeat that only the request key makes identical (a volatile member, an ignored argument)', async () => {
+    const withUser = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'browser dup' }], user: 'session-2' });
+    const src = har('dup-volatile.har', [entry('ANSWER 1', { failure: 'net::ERR_ABORTED' }), entry('ANSWER 2', { body: withUser })]);
+    const e = await refusal(importRecordings(src, join(dir, 'volatile.tape'), { skipBad: true }));
+    expect(e.code).toBe('E_IMPORT_ENTRY');
+    expect(e.details).toMatchObject({ entry: 0 });
+    expect(e.message).toMatch(/entry 1 \(log\.entries\[1\]\) repeats its request/);
+    expect(existsSync(join(dir, 'volatile.tape'))).toBe(false);
+
+    const warm = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'browser dup' }], temperature: 0 });
+    const src2 = har('dup-ignored.har', [entry('ANSWER 1', { failure: 'net::ERR_ABORTED' }), entry('ANSWER 2', { body: warm })]);
+    const e2 = await refusal(importRecordings(src2, join(dir, 'ignored.tape'), { skipBad: true, ignoreArgs: ['temperature'] }));
+    expect(e2.details).toMatchObject({ entry: 0 });
+    // Without the option the two requests differ: the bad entry is left out and the other imported.
+    const report = await importRecordings(src2, join(dir, 'not-ignored.tape'), { skipBad: true });
+    expect(report.records).toBe(1);
+  });
+
   it('refuses it in a VCR.py cassette too (an interaction whose answer has no body, between two repeats)', async () => {
     const one = (answer: string | undefined) =>
       [

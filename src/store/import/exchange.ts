@@ -96,6 +96,12 @@ export interface ReadResult {
    * recorded without request headers): said once the tape is written, as the import's warnings.
    */
   warnings?: string[];
+  /**
+   * The bad entries whose request was read whole (see {@link FieldError}), in source order, as
+   * they are read: the import keys them to find later repeats that only the request key makes
+   * identical (a volatile member that differs), which {@link readEntries} cannot tell apart.
+   */
+  leftOut?: { request: Exchange['request']; error: TapedeckError }[];
 }
 
 /** The flag that keeps the good entries of a file with bad ones. */
@@ -174,7 +180,10 @@ function* readEach<T>(once: { started: boolean }, out: ReadResult, items: Iterab
       if (e instanceof FieldError) out.bad.push(badEntry(file, i, whereOf(i), e.field, e.what));
       else if (e instanceof TapedeckError) out.bad.push(badEntry(file, i, whereOf(i), String(e.details.field ?? 'body'), e.message.replace(/\.$/, '')));
       else throw e;
-      if (e instanceof FieldError && e.request !== undefined) (left ??= new LeftOut()).add(e.request, out.bad[out.bad.length - 1]!);
+      if (e instanceof FieldError && e.request !== undefined) {
+        (left ??= new LeftOut()).add(e.request, out.bad[out.bad.length - 1]!);
+        (out.leftOut ??= []).push({ request: e.request, error: out.bad[out.bad.length - 1]! });
+      }
       continue;
     }
     if (r === undefined) continue;
@@ -200,7 +209,8 @@ function* readEach<T>(once: { started: boolean }, out: ReadResult, items: Iterab
  *
  * Requests are compared as the source gives them, the body as canonical JSON when it is JSON (key
  * order and spacing do not change a request key): a repeat the request key alone makes identical
- * (a volatile member that differs, such as `user`) is not told apart here.
+ * (a volatile member that differs, such as `user`) is told apart by the import, which keys the
+ * bad entries' requests (`ReadResult.leftOut`, src/proxy/import.ts).
  */
 class LeftOut {
   private readonly byUrl = new Map<string, { body: Uint8Array; canonical: string | undefined; error: TapedeckError }[]>();
@@ -242,7 +252,7 @@ function canonicalText(body: Uint8Array): string | undefined {
  * E_IMPORT_ENTRY for a bad entry (`bad`, as {@link badEntry} made it) that a later good entry
  * (`later`) repeats: --skip-bad cannot leave it out without moving the repeats up a turn.
  */
-function turnTaken(bad: TapedeckError, later: Exchange, badCount: number): TapedeckError {
+export function turnTaken(bad: TapedeckError, later: Exchange, badCount: number): TapedeckError {
   const d = bad.details;
   const others = badCount - 1;
   const more = others > 0 ? ` (${others} other bad entr${others === 1 ? 'y' : 'ies'} in the file)` : '';
