@@ -415,6 +415,8 @@ function messageDifference(i: number, reqMsg: unknown, recMsg: unknown): MissDif
   if (partType === 'tool_call' && leaf === 'name') return { kind: 'message', text: `${where} tool call name differs from the closest recording`, lines };
   if (partType === 'tool_result') return { kind: 'message', text: `${where} tool result differs from the closest recording`, lines };
   if (leaf === 'text' || (path.length === 2 && partType === 'text')) return { kind: 'message', text: `${where} text differs from the closest recording`, lines };
+  // An attachment: its URL, bytes or file differ, whichever member of the view holds them.
+  if ((partType === 'image' || partType === 'file' || partType === 'audio') && path[2] === partType) return { kind: 'message', text: `${where} ${partType} differs from the closest recording`, lines };
   if (leaf !== undefined && !CONTENT_FIELDS.has(leaf)) {
     return { kind: 'message', text: `${where} member "${clip(leaf, 40)}" differs from the closest recording`, lines };
   }

@@ -293,7 +293,10 @@ function fromBytes(bytes: Uint8Array, mediaType: string | undefined): Attachment
 }
 
 function fromBase64(data: string, mediaType: string | undefined): Attachment {
-  if (/^data:/i.test(data)) return fromUrl(data);
+  // A URL with a scheme is no base64 (`:` is outside both alphabets): the AI SDK's file part
+  // holds a URL object in `data`, which a stored request keeps as its text, and both must be
+  // the one `{ url }` (A(v) reads a string so).
+  if (/^(data:|[a-z][a-z0-9+.-]*:\/\/)/i.test(data)) return fromUrl(data);
   const bytes = decodeBase64(data);
   if (bytes) return fromBytes(bytes, mediaType);
   const textSha256 = digestOf(utf8.encode(data));

@@ -89,3 +89,39 @@ describe('replayCacheMiddleware', () => {
     await expect(generateText({ model, prompt: 'scoped', maxRetries: 0 })).rejects.toMatchObject({ code: 'E_ARG' });
   });
 });
+
+// An image given by URL reaches the middleware as a URL object in a file part's `data`; the tape
+// keeps it as the URL's text, which keyed as a text file's digest: a miss for another image
+// was worded as a `mediaType` difference, and a tape opened with other ignoreArgs (which keys
+// its records again from their stored requests) missed the very request it had recorded.
+describe('replayCacheMiddleware and an image by URL', () => {
+  const ask = (cache: ReplayCache, image: string) =>
+    generateText({ model: modelOn(cache), temperature: 0, messages: [{ role: 'user', content: [{ type: 'text', text: 'What is in this picture?' }, { type: 'image', image: new URL(image) }] }] });
+
+  it('replays it, also keyed again from the tape; another URL misses as an image difference', async () => {
+    const tape = join(dir, 'image-url.tape');
+    const rec = await ReplayCache.open(tape, { mode: 'record' });
+    const live = await ask(rec, 'https://example.com/cat.png');
+    await rec.close();
+
+    const calls = up.calls.length;
+    const rekeyed = await ReplayCache.open(tape, { mode: 'replay', ignoredArgs: ['temperature'] });
+    try {
+      expect((await ask(rekeyed, 'https://example.com/cat.png')).text).toBe(live.text);
+    } finally {
+      await rekeyed.close();
+    }
+    const cache = await ReplayCache.open(tape, { mode: 'replay' });
+    try {
+      const miss = await ask(cache, 'https://example.com/dog.png').then(
+        () => undefined,
+        (e: unknown) => e as Error,
+      );
+      expect(miss?.message).toContain('message 0 (user) file differs from the closest recording');
+      expect(miss?.message).not.toContain('mediaType');
+    } finally {
+      await cache.close();
+    }
+    expect(up.calls.length).toBe(calls);
+  });
+});
