@@ -26,6 +26,7 @@ import { rekeyWarning } from '../match/rekey.ts';
 import { isTelemetry, keyedHeaders, recordingUrl, routeEndpoint, routeOf } from '../providers/index.ts';
 import { isUploadData } from '../providers/upload-data.ts';
 import { httpMissDetail, usedUpDetail, type HttpMissDetail } from './http-difference.ts';
+import { contentTypeDifference, contentTypeFix } from './content-type-difference.ts';
 import { jsonBodyDifference } from './json-body-difference.ts';
 import { headersOfOldRecording, headersOnOtherRoute, modelOnOtherRoute, queryOnOtherRoute } from './other-route.ts';
 import { missOnDamagedTape } from './damage-miss.ts';
@@ -1020,7 +1021,7 @@ export class Deck {
       const polled = this.mode === 'update' && (req.method === 'GET' || req.method === 'HEAD');
       const rec = this.take(name, 'http', key, polled ? false : this.repeatLast);
       if (rec) return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
-      const detail = r && r.count > 0 ? httpMissDetail({ key, bytes, headers: req.headers, matchHeaders: this.matchHeaders, bodyMatch: this.opts.bodyMatch, redactor: this.redactor, entry: this.entry }, this.storedRequests(r, 'http')) : undefined;
+      const detail = r && r.count > 0 ? (this.contentTypeMiss(req, r, false) ?? httpMissDetail({ key, bytes, headers: req.headers, matchHeaders: this.matchHeaders, bodyMatch: this.opts.bodyMatch, redactor: this.redactor, entry: this.entry }, this.storedRequests(r, 'http'))) : undefined;
       return { kind: 'miss', miss: this.routeMiss(route, key, 'http', r, detail, name) };
     }
     // A telemetry upload (the Agents SDK's trace export) is answered whatever it holds, and
@@ -1109,12 +1110,14 @@ export class Deck {
       // Recorded as it is under another route of its path (the API key sent the other way,
       // other betas): that is the difference, not the text of the closest recording here.
       const elsewhere = r && r.count > 0 ? this.elsewhereMiss(route, name, 'llm', llmKey) : undefined;
+      const typed = r && r.count > 0 && !elsewhere ? this.contentTypeMiss(req, r, true) : undefined;
+      if (typed) return { kind: 'miss', miss: this.routeMiss(route, llmKey, 'llm', r, typed, name) };
       return { kind: 'miss', miss: elsewhere ?? (llmMiss ? this.enrich(llmMiss, route) : this.routeMiss(route, llmKey, 'llm', r, undefined, name)) };
     }
     const key = input instanceof Uint8Array ? hashJSON(input) : hashValue(input);
     const rec = this.take(name, 'json', key);
     if (rec) return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
-    const detail = r && r.count > 0 ? (usedUpDetail(key, this.storedRequests(r, 'json'), this.entry) ?? jsonBodyDifference(input instanceof Uint8Array ? this.parse(input) : input, this.storedBodies(r, 'json'))) : undefined;
+    const detail = r && r.count > 0 ? (usedUpDetail(key, this.storedRequests(r, 'json'), this.entry) ?? this.contentTypeMiss(req, r, true) ?? jsonBodyDifference(input instanceof Uint8Array ? this.parse(input) : input, this.storedBodies(r, 'json'))) : undefined;
     return { kind: 'miss', miss: this.routeMiss(route, key, 'json', r, detail, name) };
   }
 
@@ -1160,6 +1163,27 @@ export class Deck {
       const rec = this.col?.loadedValue(i);
       if (rec?.match === kind) yield rec;
     }
+  }
+
+  /** Every recording's stored request on a route, whatever its kind (decoded from the tape as they are asked for; a miss's explanation only). */
+  private *allStoredRequests(r: Route): Generator<HttpRecord['request']> {
+    const seen = new Set<HttpRecord>();
+    for (const rec of r.records) {
+      seen.add(rec);
+      yield rec.request;
+    }
+    for (const runs of [r.llmAt, r.httpAt]) {
+      for (const i of runs ?? []) {
+        const rec = this.col?.loadedValue(i);
+        if (rec !== undefined && !seen.has(rec)) yield rec.request;
+      }
+    }
+  }
+
+  /** A miss whose body a recording of the route holds, sent with a content type that keys it the other way (JSON against text): see content-type-difference.ts. */
+  private contentTypeMiss(req: DeckRequest, r: Route, asJson: boolean): HttpMissDetail | undefined {
+    const text = contentTypeDifference(req.body, req.headers, asJson, this.allStoredRequests(r), this.redactor);
+    return text === undefined ? undefined : { text, fix: contentTypeFix(recordHow(this.entry)) };
   }
 
   /** The stored request bodies of a route's recordings of one non-LLM kind. */
