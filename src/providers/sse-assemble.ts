@@ -4,7 +4,7 @@
  * conversations, and anything else that wants the final answer of a recorded stream can too.
  *
  * Shapes assembled:
- * - OpenAI chat completions (`chat.completion.chunk`): per choice index, `delta.content` and
+ * - OpenAI chat completions (`chat.completion.chunk`): per choice index, `delta.content` (and `delta.audio`'s pieces) and
  *   `delta.refusal` concatenated, the reasoning text OpenAI-compatible APIs stream
  *   (`delta.reasoning_content`, `delta.reasoning`) concatenated into the message member of that name, `role`, `delta.tool_calls` merged by index (id, type, name set;
  *   `function.arguments` concatenated), legacy `delta.function_call`, `finish_reason`,
@@ -109,6 +109,8 @@ interface ChoiceAcc {
   logprobs: unknown[] | undefined;
   /** Reasoning text by delta member (`reasoning_content`, `reasoning`), concatenated. */
   reasoning: Map<string, string>;
+  /** Spoken answers (`modalities: ['text', 'audio']`): the id, base64 speech and transcript, a piece per chunk. */
+  audio: { id?: unknown; data: string; transcript: string; expires_at?: unknown } | undefined;
 }
 
 function openaiChat(datas: unknown[]): Obj | undefined {
@@ -130,7 +132,7 @@ function openaiChat(datas: unknown[]): Obj | undefined {
       const index = typeof c.index === 'number' ? c.index : 0;
       let acc = choices.get(index);
       if (!acc) {
-        acc = { index, role: undefined, content: '', hasContent: false, refusal: '', hasRefusal: false, text: '', isText: false, toolCalls: new Map(), functionCall: undefined, finishReason: null, logprobs: undefined, reasoning: new Map() };
+        acc = { index, role: undefined, content: '', hasContent: false, refusal: '', hasRefusal: false, text: '', isText: false, toolCalls: new Map(), functionCall: undefined, finishReason: null, logprobs: undefined, reasoning: new Map(), audio: undefined };
         choices.set(index, acc);
       }
       if (c.finish_reason !== undefined && c.finish_reason !== null) acc.finishReason = c.finish_reason;
@@ -149,6 +151,15 @@ function openaiChat(datas: unknown[]): Obj | undefined {
       for (const name of REASONING_DELTAS) {
         const r = delta[name];
         if (typeof r === 'string' && r !== '') acc.reasoning.set(name, (acc.reasoning.get(name) ?? '') + r);
+      }
+      if (isObj(delta.audio)) {
+        // The transcript is what drift compares (the speech is synthesized anew each call).
+        const au = (acc.audio ??= { data: '', transcript: '' });
+        const d = delta.audio;
+        if (d.id !== undefined) au.id = d.id;
+        if (d.expires_at !== undefined) au.expires_at = d.expires_at;
+        if (typeof d.data === 'string') au.data += d.data;
+        if (typeof d.transcript === 'string') au.transcript += d.transcript;
       }
       if (typeof delta.refusal === 'string' && delta.refusal !== '') {
         acc.refusal += delta.refusal;
@@ -195,6 +206,7 @@ function openaiChat(datas: unknown[]): Obj | undefined {
       const message: Obj = { role: a.role ?? 'assistant', content: a.hasContent ? a.content : null, refusal: a.hasRefusal ? a.refusal : null };
       // DeepSeek, xAI, vLLM `reasoning_content`; OpenRouter, Groq `reasoning`: kept beside the text.
       for (const [name, text] of a.reasoning) message[name] = text;
+      if (a.audio) message.audio = a.audio;
       if (a.functionCall) message.function_call = a.functionCall;
       if (a.toolCalls.size > 0) {
         message.tool_calls = [...a.toolCalls.entries()]

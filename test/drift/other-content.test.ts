@@ -138,6 +138,23 @@ function chatAudio(v: Variant): object {
   };
 }
 
+/** A spoken chat answer streamed as OpenAI sends it: the audio's id first, then its speech and transcript a piece per chunk. */
+function chatAudioStream(v: Variant): Response {
+  const whole = chatAudio(v) as { id: string; created: number; model: string; choices: [{ message: { audio: { id: string; data: string; expires_at: number; transcript: string } } }] };
+  const audio = whole.choices[0].message.audio;
+  const chunk = (delta: object, finish: string | null = null) =>
+    `data: ${JSON.stringify({ id: whole.id, object: 'chat.completion.chunk', created: whole.created, model: whole.model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  const words = audio.transcript.match(/\S+\s*/g)!;
+  const evs = [
+    chunk({ role: 'assistant', content: null, refusal: null }),
+    chunk({ audio: { id: audio.id, data: audio.data.slice(0, 1000), expires_at: audio.expires_at, transcript: '' } }),
+    ...words.map((w, i) => chunk({ audio: { ...(i === 1 ? { data: audio.data.slice(1000) } : {}), transcript: w } })),
+    chunk({}, 'stop'),
+    'data: [DONE]\n\n',
+  ];
+  return new Response(evs.join(''), { headers: { 'content-type': 'text/event-stream' } });
+}
+
 function gemini(v: Variant): object {
   const x = noise(v);
   return {
@@ -200,6 +217,7 @@ const CALLS = [
   { name: 'anthropic thinking streamed', url: 'https://api.anthropic.com/v1/messages', body: { model: 'claude-sonnet-4-5', max_tokens: 2000, stream: true, thinking: { type: 'enabled', budget_tokens: 1024 }, messages: [{ role: 'user', content: 'My balance, streamed?' }] } },
   { name: 'anthropic web search', url: 'https://api.anthropic.com/v1/messages', body: { model: 'claude-sonnet-4-5', max_tokens: 2000, tools: [{ type: 'web_search_20250305', name: 'web_search' }], messages: [{ role: 'user', content: 'Capital of France?' }] } },
   { name: 'chat audio', url: 'https://api.openai.com/v1/chat/completions', body: { model: 'gpt-4o-audio-preview', modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' }, messages: [{ role: 'user', content: 'How much will you send?' }] } },
+  { name: 'chat audio streamed', url: 'https://api.openai.com/v1/chat/completions', body: { model: 'gpt-4o-audio-preview', modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'pcm16' }, stream: true, messages: [{ role: 'user', content: 'How much will you send?' }] } },
   { name: 'gemini thought', url: 'https://generativelanguage.googleapis.com/v1beta/models/gemini-2.5-flash:generateContent', body: { contents: [{ role: 'user', parts: [{ text: 'My balance?' }] }], generationConfig: { thinkingConfig: { includeThoughts: true } } } },
   { name: 'ollama thinking', url: 'http://127.0.0.1:11434/api/chat', body: { model: 'qwen3', stream: false, think: true, messages: [{ role: 'user', content: 'My balance?' }] } },
   { name: 'bedrock reasoning', url: 'https://bedrock-runtime.us-east-1.amazonaws.com/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse', body: { messages: [{ role: 'user', content: [{ text: 'My balance?' }] }] } },
@@ -212,7 +230,7 @@ function upstream(v: Variant): typeof fetch {
     const body = JSON.parse((await req.text()) || '{}') as Record<string, unknown>;
     if (url.pathname === '/v1/responses') return json(body.reasoning ? responsesReasoning(v) : responsesMcp(v));
     if (url.pathname === '/v1/messages') return body.stream ? anthropicStream(v) : json(body.tools ? anthropicSearch(v) : anthropicThinking(v));
-    if (url.pathname === '/v1/chat/completions') return json(chatAudio(v));
+    if (url.pathname === '/v1/chat/completions') return body.stream ? chatAudioStream(v) : json(chatAudio(v));
     if (url.pathname.endsWith(':generateContent')) return json(gemini(v));
     if (url.pathname === '/api/chat') return json(ollama(v));
     if (url.pathname.endsWith('/converse')) return json(converse(v));
@@ -259,6 +277,7 @@ describe('tapedeck diff compares what an answer holds besides its text and tool 
     // Said as the noise it is.
     expect(got.get('anthropic thinking')!.details.benign).toContain('opaque members changed: signature, data');
     expect(got.get('chat audio')!.details.benign).toContain('opaque members changed: data');
+    expect(got.get('chat audio streamed')!.details.benign).toContain('opaque members changed: data');
   });
 
   it('the same tape: identical', () => {
@@ -280,6 +299,7 @@ describe('tapedeck diff compares what an answer holds besides its text and tool 
     ['anthropic thinking streamed', 'approve.', 'refuse.'],
     ['anthropic web search', 'capital of France', 'not the capital'],
     ['chat audio', 'one hundred', 'nine thousand'],
+    ['chat audio streamed', 'one hundred', 'nine thousand'],
     ['gemini thought', 'approve.', 'refuse.'],
     ['ollama thinking', 'approve.', 'refuse.'],
     ['bedrock reasoning', 'approve.', 'refuse.'],
