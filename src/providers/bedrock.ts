@@ -196,9 +196,10 @@ function looksConverse(body: Obj): boolean {
 
 const STREAMING = new Set(['ConverseStream', 'InvokeModelWithResponseStream']);
 
-function userOptions(ctx: NormalizeContext): { ignore: Set<string>; rest: { ignoreArgs?: readonly string[]; volatileKeys?: readonly string[] } } {
-  const { ignoreArgs, volatileKeys } = ctx.opts;
-  return { ignore: new Set(ignoreArgs ?? []), rest: volatileKeys ? { volatileKeys } : {} };
+function userOptions(ctx: NormalizeContext): { ignore: Set<string>; rest: { ignoreArgs?: readonly string[]; volatileKeys?: readonly string[]; volatileText?: readonly (RegExp | string)[] } } {
+  const { ignoreArgs, volatileKeys, volatileText } = ctx.opts;
+  // The body is keyed as an Anthropic one: volatileKeys and volatileText apply there, to its messages.
+  return { ignore: new Set(ignoreArgs ?? []), rest: { ...(volatileKeys ? { volatileKeys } : {}), ...(volatileText ? { volatileText } : {}) } };
 }
 
 function normalizeConverse(body: unknown, ctx: NormalizeContext, stream: boolean): RequestView {

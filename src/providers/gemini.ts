@@ -27,6 +27,7 @@ import { attachmentOf, copy, DROPPED, kindOf, Normalizer, put, requestError, sor
 import { count, newRead } from './answer-read.ts';
 import type { AnswerRead, ErrorAnswer, FaultAnswer, NormalizeContext, ProviderModule, RouteMatch, StatusFault } from './provider.ts';
 import { parseSse } from './sse-assemble.ts';
+import { replaceVolatileText, volatilePatterns } from './volatile-text.ts';
 import type { RequestView } from './types.ts';
 
 type Obj = Record<string, unknown>;
@@ -371,6 +372,9 @@ function conversation(given: Obj, ctx: NormalizeContext, route: RouteMatch | und
     all = strip(all, volatile) as unknown[];
     tools = strip(tools, volatile) as unknown[];
   }
+  // As the other providers' messages (the system instruction, text parts, function responses).
+  const volatileText = ctx.opts.volatileText;
+  if (volatileText && volatileText.length > 0) all = replaceVolatileText(all, volatilePatterns(volatileText));
   tools = sortTools(tools);
   const opts = options(body, ignore, new Set([...LAYOUT, 'generateContentRequest']));
   endpointOptions(route, opts);

@@ -97,3 +97,42 @@ describe('volatileText', () => {
     expect(errorOf(() => requestKeys(dated('x'), { volatileText: 'date' as never })).code).toBe('E_ARG');
   });
 });
+
+// Gemini and Bedrock bodies are keyed by their own normalizers, which passed only ignoreArgs and
+// volatileKeys on: volatileText replaced nothing there, so yesterday's recordings missed.
+describe('volatileText for the providers keyed by their endpoint', () => {
+  const cases = [
+    {
+      name: 'Gemini generateContent',
+      endpoint: { method: 'POST', url: '/v1beta/models/gemini-2.5-flash:generateContent' },
+      body: (day: string) => ({ systemInstruction: { parts: [{ text: `Today is ${day}.` }] }, contents: [{ role: 'user', parts: [{ text: `What day follows ${day}?` }] }] }),
+    },
+    {
+      name: 'Gemini streamGenerateContent',
+      endpoint: { method: 'POST', url: '/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse' },
+      body: (day: string) => ({ contents: [{ role: 'user', parts: [{ text: `Today is ${day}.` }] }, { role: 'model', parts: [{ text: 'Noted.' }] }, { role: 'user', parts: [{ text: `And after ${day}?` }] }] }),
+    },
+    {
+      name: 'Bedrock Converse',
+      endpoint: { method: 'POST', url: '/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse' },
+      body: (day: string) => ({ system: [{ text: `Today is ${day}.` }], messages: [{ role: 'user', content: [{ text: `What day follows ${day}?` }] }] }),
+    },
+    {
+      name: 'Bedrock InvokeModel (Anthropic body)',
+      endpoint: { method: 'POST', url: '/model/anthropic.claude-3-haiku-20240307-v1%3A0/invoke' },
+      body: (day: string) => ({ anthropic_version: 'bedrock-2023-05-31', max_tokens: 10, system: `Today is ${day}.`, messages: [{ role: 'user', content: 'hi' }] }),
+    },
+  ];
+  for (const c of cases) {
+    it(`${c.name}: two days share one key, and other text still differs`, () => {
+      const opts = { volatileText: patterns, endpoint: c.endpoint };
+      const a = requestKeys(c.body('2026-11-25'), opts);
+      expect(requestKeys(c.body('2026-11-26'), opts).key).toBe(a.key);
+      expect(requestKeys(c.body('2026-11-25'), { endpoint: c.endpoint }).key).not.toBe(requestKeys(c.body('2026-11-26'), { endpoint: c.endpoint }).key);
+      expect(JSON.stringify(a.view)).toContain(VOLATILE_MARK);
+      expect(requestKeys(JSON.parse(JSON.stringify(c.body('2026-11-25')).replace('Today', 'Tomorrow')), opts).key).not.toBe(a.key);
+      // The raw bytes give the same key as the object.
+      expect(requestDigests(enc.encode(JSON.stringify(c.body('2026-11-26'))), opts).key).toBe(a.key);
+    });
+  }
+});
