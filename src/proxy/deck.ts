@@ -28,7 +28,7 @@ import { isUploadData } from '../providers/upload-data.ts';
 import { httpMissDetail, usedUpDetail, type HttpMissDetail } from './http-difference.ts';
 import { contentTypeDifference, contentTypeFix } from './content-type-difference.ts';
 import { jsonBodyDifference } from './json-body-difference.ts';
-import { headersOfOldRecording, headersOnOtherRoute, modelOnOtherRoute, queryOnOtherRoute } from './other-route.ts';
+import { headersOfOldRecording, headersOnOtherRoute, modelOnOtherRoute, queryOnOtherRoute, streamOnOtherRoute } from './other-route.ts';
 import { missOnDamagedTape } from './damage-miss.ts';
 import { currentHttpKey, httpRecordKey, keyedAsFiled, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
@@ -1109,6 +1109,8 @@ export class Deck {
       }
       // Recorded as it is under another route of its path (the API key sent the other way,
       // other betas): that is the difference, not the text of the closest recording here.
+      const switched = this.streamSwitchMiss(route, name, input);
+      if (switched) return { kind: 'miss', miss: switched };
       const elsewhere = r && r.count > 0 ? this.elsewhereMiss(route, name, 'llm', llmKey) : undefined;
       const typed = r && r.count > 0 && !elsewhere ? this.contentTypeMiss(req, r, true) : undefined;
       if (typed) return { kind: 'miss', miss: this.routeMiss(route, llmKey, 'llm', r, typed, name) };
@@ -1149,6 +1151,29 @@ export class Deck {
       return new TapedeckError('E_MISS', missHeadline(difference, fix), { file: this.tape, route, key, match, difference, kind: 'other', fix });
     }
     return undefined;
+  }
+
+  /**
+   * The miss of a request recorded on the other route of its stream/plain pair (Gemini's
+   * `:generateContent` and `:streamGenerateContent`, Bedrock's `converse` and `converse-stream`):
+   * keyed for that route's endpoint, it has a recording there. Only on a miss.
+   */
+  private streamSwitchMiss(route: string, name: string, input: unknown): TapedeckError | undefined {
+    const col = this.col;
+    if (!col) return undefined;
+    let body: unknown;
+    const difference = streamOnOtherRoute(name, this.routes, (other, endpoint) => {
+      try {
+        body ??= input instanceof Uint8Array ? this.parse(input) : input;
+        return col.count(httpRecordKey(other, 'llm', requestKeys(body, { ...this.norm, endpoint }).key)).recorded > 0;
+      } catch (e) {
+        if (e instanceof TapedeckError) return false;
+        throw e;
+      }
+    });
+    if (difference === undefined) return undefined;
+    const fix = `call it as it was recorded, or ${recordHow(this.entry)}`;
+    return new TapedeckError('E_MISS', missHeadline(difference, fix), { file: this.tape, route, difference, kind: 'other', fix });
   }
 
   /** The matcher's miss (already short, with the fix for this entry point), with the tape and route added to its details. */

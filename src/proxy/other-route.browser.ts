@@ -23,3 +23,8 @@ export function headersOnOtherRoute(_route: string, _routes: ReadonlyMap<string,
 export function headersOfOldRecording(_route: string, theirs: string, _mine: string): string {
   return `recorded with${theirs || ' other headers'}`;
 }
+
+/** Always undefined in a page (see other-route.ts). */
+export function streamOnOtherRoute(_route: string, _routes: ReadonlyMap<string, { readonly count: number }>, _recordedOn: (name: string, endpoint: { method: string; url: string }) => boolean): string | undefined {
+  return undefined;
+}

@@ -35,6 +35,34 @@ export function modelOnOtherRoute(route: string, routes: ReadonlyMap<string, { r
 }
 
 /**
+ * For APIs whose URL says whether the answer streams (Gemini's `:streamGenerateContent`, Bedrock's
+ * `converse-stream` and `invoke-with-response-stream`): when this request was recorded on the
+ * other one of the pair (same model and body shape, same host), that is the difference, not the
+ * text of the closest recording on this route. `recordedOn(name, endpoint)` says whether the
+ * request, keyed for that route's endpoint, has a recording there.
+ *
+ * @example
+ * streamOnOtherRoute('POST /v1beta/models/m:generateContent', routes, (name, endpoint) => col.count(httpRecordKey(name, 'llm', keyFor(endpoint))).recorded > 0)
+ * // 'this request was recorded streamed (streamGenerateContent) and is sent not streamed (generateContent)'
+ */
+export function streamOnOtherRoute(route: string, routes: ReadonlyMap<string, { readonly count: number }>, recordedOn: (name: string, endpoint: { method: string; url: string }) => boolean): string | undefined {
+  const endpoint = routeEndpoint(route);
+  const here = routeOf(endpoint);
+  if (here === undefined) return undefined;
+  const origin = partsAfter(route, endpoint).origin;
+  const streamed = (s: boolean | undefined) => (s ? 'streamed' : 'not streamed');
+  for (const [name, r] of routes) {
+    if (r.count === 0 || name === route) continue;
+    const theirs = routeEndpoint(name);
+    if (!sameHost(partsAfter(name, theirs).origin, origin)) continue;
+    const there = routeOf(theirs);
+    if (!there || there.provider !== here.provider || there.model !== here.model || there.route.shape !== here.route.shape || Boolean(there.route.streams) === Boolean(here.route.streams)) continue;
+    if (recordedOn(name, theirs)) return `this request was recorded ${streamed(there.route.streams)} (${there.route.operation}) and is sent ${streamed(here.route.streams)} (${here.route.operation})`;
+  }
+  return undefined;
+}
+
+/**
  * The difference between `route` and a recorded route of the same endpoint filed under other
  * header values, or undefined when there is none. A route that holds this very request
  * (`holds`: the same body was recorded there) is named first; else a route with header values is
