@@ -91,5 +91,5 @@ export function replayFetch(opts: Omit<ReplayFetchOptions, 'tape'>, tape: Loaded
   }
   // A page cannot record: its misses say to record in Node. The tape is the store: `tape` is
   // Node's path option, which a loaded tape is not.
-  return createFetchFor({ ...opts, tape: undefined, mode, onWarning: opts.onWarning ?? ((m: string) => console.warn(m)), store: new LoadedTapeBackend(tape, name) }, { kind: 'browser' });
+  return createFetchFor({ ...opts, tape: undefined, mode, onWarning: opts.onWarning ?? ((m: string) => console.warn(m)), store: new LoadedTapeBackend(tape, name, { ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText }) }, { kind: 'browser' });
 }

@@ -2,7 +2,9 @@
  * loadTape: a tape in a page, from a URL, a Response or bytes, in either form tapedeck writes:
  * the binary tape (read by the same decoder as in Node, src/store/tape-codec.ts) or the JSON of
  * `tapedeck export` (src/store/tape-json.ts). Damage is handled as in Node: every intact record
- * is kept and the damaged ones are listed in `warnings` with their byte offsets.
+ * is kept and the damaged ones are listed in `warnings` with their byte offsets. A request
+ * edited by hand in the JSON form is keyed as it now reads when the tape is replayed (see
+ * edited-keys.ts).
  */
 import { TapedeckError, withContext } from '../errors.ts';
 import { parseTape, TAPE_FORMAT_VERSION, TAPE_MAGIC, type TapeHeader, type TapeWarning } from '../store/tape-codec.ts';
@@ -32,9 +34,11 @@ function isBinaryTape(bytes: Uint8Array): boolean {
 
 /**
  * Loads a tape: a URL (fetched), a fetch `Response`, an ArrayBuffer or a Uint8Array, holding a
- * binary tape or its exported JSON. Throws TapedeckError: `E_TAPE_NOT_FOUND` (HTTP 404),
- * `E_TAPE_IO` (other HTTP failures), `E_TAPE_CORRUPT` (neither form), `E_TAPE_IMPORT` (bad JSON
- * form), `E_TAPE_VERSION` (a newer format).
+ * binary tape or its exported JSON; a 0-byte file is a tape with no records (warning
+ * `E_TAPE_EMPTY`, as in Node). Throws TapedeckError: `E_TAPE_NOT_FOUND` (HTTP 404), `E_TAPE_IO`
+ * (other HTTP failures), `E_TAPE_CORRUPT` (neither form), `E_TAPE_IMPORT` (bad JSON form),
+ * `E_TAPE_VERSION` (a newer format), `E_ARG` (a tape's text instead of a URL, a Response already
+ * read).
  *
  * @example
  * import { loadTape, createReplayFetch } from 'llm-tapedeck/browser'
@@ -45,7 +49,8 @@ export async function loadTape(source: ByteSource, opts: { name?: string } = {})
   const got = await bytesOf(source, 'tape');
   const name = opts.name ?? got.name;
   const bytes = got.bytes;
-  if (isBinaryTape(bytes)) {
+  // A 0-byte file is read as Node reads it: a tape with no records, and the E_TAPE_EMPTY warning.
+  if (bytes.length === 0 || isBinaryTape(bytes)) {
     const { header, records, warnings } = parseTape(bytes, name);
     return { name, format: 'binary', header, records: records.map((r) => ({ offset: r.offset, value: r.value })), warnings };
   }

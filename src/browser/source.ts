@@ -8,32 +8,48 @@ import { TapedeckError } from '../errors.ts';
 /** Where bytes come from in a page. */
 export type ByteSource = string | URL | Response | ArrayBuffer | ArrayBufferView;
 
-/** The bytes of a source, and a name for messages (the URL, or what was passed). */
-export async function bytesOf(source: ByteSource, what: string): Promise<{ bytes: Uint8Array; name: string }> {
+/** A source string as messages show it: clipped, as a page may pass a whole tape's text. */
+const clip = (s: string): string => (s.length > 300 ? `${s.slice(0, 200)}… (${s.length} characters)` : s);
+
+/**
+ * The bytes of a source, and a name for messages (the URL, or what was passed). A failed download
+ * is E_TAPE_NOT_FOUND (404) or E_TAPE_IO, or `failCode` for what is no tape (a WebAssembly build).
+ *
+ * @example
+ * const { bytes, name } = await bytesOf('/tapes/chat.tape', 'tape')
+ */
+export async function bytesOf(source: ByteSource, what: string, failCode?: 'E_BACKEND'): Promise<{ bytes: Uint8Array; name: string }> {
   if (source instanceof ArrayBuffer) return { bytes: new Uint8Array(source), name: `<${what} bytes>` };
   if (ArrayBuffer.isView(source)) return { bytes: new Uint8Array(source.buffer, source.byteOffset, source.byteLength), name: `<${what} bytes>` };
   let res: Response;
   let name: string;
   if (typeof source === 'string' || source instanceof URL) {
-    name = String(source);
+    name = clip(String(source));
+    // The text of a tape (its JSON form read with res.text()) is no URL: fetched as one, it was a
+    // request for a 37 KB path and a 404 quoting all of it.
+    if (typeof source === 'string' && (/^\s*[[{]/.test(source) || (source.length > 2000 && source.includes('\n')))) {
+      throw new TapedeckError('E_ARG', `A ${what} URL was given text (${source.length} characters): ${JSON.stringify(source.slice(0, 30))}….`, { hint: 'Pass the bytes: new TextEncoder().encode(text), or a URL.' });
+    }
     try {
       res = await fetch(source);
     } catch (e) {
-      throw new TapedeckError('E_TAPE_IO', `Could not fetch the ${what} at ${name}: ${(e as Error).message}.`, {
+      throw new TapedeckError(failCode ?? 'E_TAPE_IO', `Could not fetch the ${what} at ${name}: ${(e as Error).message}.`, {
         file: name,
         hint: 'Check the URL and that the server is up (a page cannot read file:// URLs with fetch).',
       });
     }
   } else if (typeof Response !== 'undefined' && source instanceof Response) {
     res = source;
-    name = res.url || `<${what} response>`;
+    name = clip(res.url) || `<${what} response>`;
+    // Else arrayBuffer() below throws a bare TypeError.
+    if (res.bodyUsed) throw new TapedeckError('E_ARG', `The body of the ${what} Response ${name} was already read.`, { hint: 'Pass a Response not read yet (clone it before reading: res.clone()), or the bytes read from it.' });
   } else {
     throw new TapedeckError('E_ARG', `Cannot load a ${what} from ${Object.prototype.toString.call(source)}.`, {
       hint: 'Pass a URL, a fetch Response, an ArrayBuffer or a Uint8Array.',
     });
   }
   if (!res.ok) {
-    throw new TapedeckError(res.status === 404 ? 'E_TAPE_NOT_FOUND' : 'E_TAPE_IO', `The ${what} at ${name} answered HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}.`, {
+    throw new TapedeckError(failCode ?? (res.status === 404 ? 'E_TAPE_NOT_FOUND' : 'E_TAPE_IO'), `The ${what} at ${name} answered HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}.`, {
       file: name,
       status: res.status,
       hint: `Serve the ${what} file with the page (a static file next to it), and check its path.`,

@@ -8,8 +8,9 @@ import { bytesOf, type ByteSource } from './source.ts';
 
 /**
  * Loads a WebAssembly build the bundle does not embed; then setBackend(name) can use it. The
- * bytes must be this version's build (its SHA-256 is checked): serve `dist/wasm/tapedeck.wasm`
- * from the installed package.
+ * bytes must be this version's build for pages (its SHA-256 is checked): serve
+ * `dist/wasm/tapedeck.wasm` ('wasm') or `dist/wasm/tapedeck-simd-browser.wasm` ('wasm-simd') from
+ * the installed package. A download that fails is E_BACKEND, with the URL and the HTTP status.
  *
  * @example
  * import { loadWasmBuild, setBackend } from 'llm-tapedeck/browser'
@@ -17,6 +18,7 @@ import { bytesOf, type ByteSource } from './source.ts';
  * setBackend('wasm')
  */
 export async function loadWasmBuild(name: 'wasm' | 'wasm-simd', source: ByteSource): Promise<void> {
-  const { bytes } = await bytesOf(source, 'WebAssembly build');
+  // A build that cannot be downloaded is a backend that cannot run (E_BACKEND), not a missing tape.
+  const { bytes } = await bytesOf(source, 'WebAssembly build', 'E_BACKEND');
   provideWasmBuild(name, bytes);
 }

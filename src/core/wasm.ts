@@ -91,8 +91,11 @@ export function provideWasmBuild(name: 'wasm' | 'wasm-simd', bytes: Uint8Array):
   const want = name === 'wasm-simd' ? SIMD_SHA256 : SCALAR_SHA256;
   const got = hex(nobleSha256(bytes));
   if (got !== want) {
+    // The file to serve, by name: dist/wasm/ holds a SIMD build for Node and one for pages (the
+    // browser bundle embeds the SIMD build as hex), and the wrong one of the two was the likely mistake.
+    const file = name === 'wasm' ? 'tapedeck.wasm' : SIMD_HEX !== '' ? 'tapedeck-simd-browser.wasm' : 'tapedeck-simd.wasm';
     throw new TapedeckError('E_BACKEND', `These ${bytes.length} bytes are not the ${name} build of this version (SHA-256 ${got}, expected ${want}).`, {
-      hint: 'Serve dist/wasm/ from the same llm-tapedeck version as the bundle.',
+      hint: `Serve dist/wasm/${file} from the same llm-tapedeck version as the bundle${file.includes('browser') ? ' (tapedeck-simd.wasm is the build for Node)' : ''}.`,
     });
   }
   provided.set(name, new Uint8Array(bytes));
