@@ -104,14 +104,18 @@ export function callStats(record: unknown, prices: Readonly<Record<string, Price
   const answer = answerOf(record);
   if (!asked || !answer) return undefined;
   const read = answer.read;
-  const askedModel = isObj(asked.body) && typeof asked.body.model === 'string' ? asked.body.model : undefined;
+  // Gemini and Bedrock name the model in the URL (`/models/<model>:embedContent`,
+  // `/model/<id>/converse`), and their bodies do not: an answer that names none (an embedding, a
+  // token count, an error) is counted under the URL's model.
+  const route = asked.route.indexOf(' ') > 0 ? routeOf(routeEndpoint(asked.route)) : undefined;
+  const askedModel = isObj(asked.body) && typeof asked.body.model === 'string' ? asked.body.model : route?.model;
   const model = read?.model ?? askedModel ?? '-';
   const usage = read?.usage ? { input: read.usage.input ?? 0, output: read.usage.output ?? 0 } : undefined;
   const price = priceOf(model, prices) ?? (askedModel !== undefined ? priceOf(askedModel, prices) : undefined);
   const cost = usage && price ? (usage.input * price.input + usage.output * price.output) / 1e6 : price && !usage ? 0 : null;
   // An answer no module reads (a 429 or 500 error body) is still its route's provider's call;
   // past that, ReplayCache values under `cache`, other HTTP calls under `other`.
-  const routed = read?.provider === undefined && asked.route.indexOf(' ') > 0 ? routeOf(routeEndpoint(asked.route))?.provider.name : undefined;
+  const routed = read?.provider === undefined ? route?.provider.name : undefined;
   const provider = read?.provider ?? routed ?? (asked.route === 'cache' ? 'cache' : 'other');
   const failed = answer.status >= 400 || (answer.streamed && isHttpRecord(record) && recordedStreamError(record) !== undefined);
   return { provider, model, status: answer.status, failed, usage, cost, durationMs: answer.durationMs ?? 0 };

@@ -1,7 +1,8 @@
 /**
  * Whether a hand-written answer has the shape its request asks for (docs/hand-written.md): a
- * stream for a streamed call, one body for a plain one, a stream in its provider's format with
- * the end its provider gives it. An answer of the wrong shape is replayed as written and read
+ * stream for a streamed call, one body for a plain one, a stream in its provider's format and
+ * framing (Gemini's JSON array without `?alt=sse`) with the end its provider gives it, and every
+ * piece of it JSON (written-framing.ts). An answer of the wrong shape is replayed as written and read
  * wrong without a word: the OpenAI SDK takes an event stream sent to a plain call for the
  * completion's text, reads no chunk from a JSON body sent to a streamed call, and takes a stream
  * with no end, or another provider's events, for a whole answer.
@@ -19,6 +20,7 @@ import { ANSWER_READERS } from '../providers/answer-readers.ts';
 import { answerVerdict } from '../providers/answer-verdict.ts';
 import { assembleAnswer, isTelemetry, normalizeRequest, routeOf, type RouteMatch, type RouteRequest } from '../providers/index.ts';
 import type { HttpRecord } from '../store/records.ts';
+import { unparsedPiece, type StreamFraming } from './written-framing.ts';
 
 /** What is wrong with a hand-written answer's shape: what to say, and the fix. */
 export interface ShapeProblem {
@@ -38,10 +40,21 @@ const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !
 // Content types whose answer a client reads as a stream (src/proxy/upstream.ts, STREAM_TYPES):
 // a `body` written with one of them is a stream written as text (Ollama's NDJSON lines).
 const STREAM_TYPES = new Set(['text/event-stream', 'application/x-ndjson', 'application/ndjson', 'application/jsonl', 'application/x-jsonlines', 'application/vnd.amazon.eventstream']);
+const NDJSON_TYPES = new Set(['application/x-ndjson', 'application/ndjson', 'application/jsonl', 'application/x-jsonlines']);
 const mimeOf = (ct: string | string[] | undefined): string | undefined => (Array.isArray(ct) ? ct[0] : ct)?.split(';')[0]?.trim().toLowerCase();
 
 /** The provider's name as its users know it, for the messages. */
 const NAMES: Readonly<Record<string, string>> = { openai: 'OpenAI', azure: 'Azure OpenAI', anthropic: 'Anthropic', gemini: 'Gemini', bedrock: 'Bedrock', ollama: 'Ollama' };
+
+/**
+ * Whether the request asks for Gemini's JSON-array stream: `:streamGenerateContent` without
+ * `?alt=sse` is answered with one JSON array sent piece by piece (docs/providers.md), which its
+ * client reads as JSON, not as server-sent events.
+ */
+const isArrayStream = (route: RouteMatch): boolean => route.provider.name === 'gemini' && route.route.streams === true && route.query.get('alt') !== 'sse';
+
+/** How Gemini's JSON-array stream is written by hand: the chunks as one array in "body". */
+const ARRAY_WRITE = 'Write the chunks as one JSON array in "body": [{ "candidates": [{ "content": { "role": "model", "parts": [{ "text": "..." }] } }] }, ...], the last with "finishReason": "STOP" in its candidate';
 
 /**
  * How a stream of the route's provider is written by hand and how it ends, for the hints: what
@@ -49,6 +62,7 @@ const NAMES: Readonly<Record<string, string>> = { openai: 'OpenAI', azure: 'Azur
  */
 function streamHowTo(route: RouteMatch): { end: string; write: string } {
   const op = route.route.operation;
+  if (isArrayStream(route)) return { end: 'a chunk whose candidate has a `finishReason`', write: `${ARRAY_WRITE} (Gemini answers \`:streamGenerateContent\` without \`?alt=sse\` with one JSON array)` };
   switch (route.provider.name) {
     case 'anthropic':
       return {
@@ -186,11 +200,27 @@ export function answerShapeProblem(req: RouteRequest, body: unknown, response: H
     };
   }
 
-  // Gemini's :streamGenerateContent without alt=sse answers one JSON array sent piece by piece.
-  const jsonArrayStream = route.route.streams === true && route.query.get('alt') !== 'sse' && !streamed;
-  const text = jsonArrayStream ? new TextDecoder().decode(response.body) : '';
-  if (!streamed && !(jsonArrayStream && text.trimStart().startsWith('['))) {
-    const asEvents = route.provider.name === 'ollama' || route.provider.name === 'bedrock' ? '' : ', as "events": [...] instead of "body"';
+  // Gemini's :streamGenerateContent without alt=sse answers one JSON array sent piece by piece:
+  // its client parses the array, so events written for it (replayed as server-sent events) are
+  // read as broken JSON, and the array is written as the body.
+  const arrayStream = isArrayStream(route);
+  if (arrayStream && streamed) {
+    const kind = mime === 'text/event-stream' ? `server-sent events (${mime})` : `a stream of ${mime}`;
+    return {
+      what: `${written.events ? `${field} make` : '`response.headers["content-type"]` makes'} the answer ${kind}, but \`request.url\` has no \`?alt=sse\`: Gemini answers \`:streamGenerateContent\` without it with one JSON array sent piece by piece, and its client would not parse the ${written.events ? 'events' : 'stream'}`,
+      hint: `${ARRAY_WRITE}; or, for events, add \`?alt=sse\` to "request.url" (as @google/genai and the AI SDK call it).`,
+    };
+  }
+  const text = !streamed ? new TextDecoder().decode(response.body).trimStart() : '';
+  if (!streamed && !(arrayStream && text.startsWith('['))) {
+    // The array stream written for a call that asks for server-sent events.
+    if (route.provider.name === 'gemini' && text.startsWith('[')) {
+      return {
+        what: '`response.body` is a JSON array, the stream Gemini sends without `?alt=sse`, but `request.url` asks for server-sent events (`?alt=sse`): its client would read no event from it',
+        hint: `${how.write}, as "events": [...] instead of "body"; or, for the JSON-array stream, call \`:streamGenerateContent\` without \`?alt=sse\` in "request.url".`,
+      };
+    }
+    const asEvents = route.provider.name === 'ollama' || route.provider.name === 'bedrock' || arrayStream ? '' : ', as "events": [...] instead of "body"';
     return {
       what: `\`response.body\` is one answer, but the request asks for a stream (${asked.said}): the SDK would read no event from it and end the stream empty`,
       hint: `${how.write}${asEvents}; or, for one answer, ${plainTheRequest(route)}.`,
@@ -201,6 +231,25 @@ export function answerShapeProblem(req: RouteRequest, body: unknown, response: H
   const verdict = answerVerdict(req, body, ct, response.body);
   // A stream that carries the API's error event is an error answer, written on purpose.
   if (!verdict.whole && !verdict.cut) return undefined;
+  // A piece that is not JSON fails the client where it is, whatever follows it: named, rather
+  // than said to be a stream without its end (the verdict cannot tell the two apart). A cut
+  // stream is half an answer, not judged past its end (below).
+  // (Ollama's and Bedrock's streams are not server-sent events: events written for them are
+  // refused below for their format, with the way that works.)
+  const sseProvider = route.provider.name !== 'ollama' && route.provider.name !== 'bedrock';
+  const framing: StreamFraming | undefined = arrayStream && !streamed ? 'array' : mime !== undefined && NDJSON_TYPES.has(mime) ? 'ndjson' : sseProvider && (written.events || mime === 'text/event-stream') ? 'sse' : undefined;
+  const unparsed = framing !== undefined && !written.cut ? unparsedPiece(framing, response.body, written.events) : undefined;
+  if (unparsed) {
+    const fix =
+      framing === 'ndjson'
+        ? `Make each line one JSON object (names in double quotes, no trailing comma), one per line. ${how.write}.`
+        : framing === 'array'
+          ? `Make the body one JSON array (names in double quotes, no trailing comma). ${how.write}; a JSON-array stream cannot be written cut: for a stream that drops, call \`?alt=sse\` and write "events" with "cut": true.`
+          : written.events
+            ? 'Give the data as a JSON object ("data": { ... }) rather than text, or text that parses as JSON; only OpenAI\'s end, "[DONE]", is text.'
+            : 'Make each event\'s data one JSON value (only OpenAI\'s end, "[DONE]", is text), or write the stream as "events": [{ "data": { ... } }, ...].';
+    return { what: `${unparsed.said} (${unparsed.error}): ${unparsed.text}; the ${name} client would fail reading it`, hint: fix };
+  }
   // In the provider's format: the route's own module reads the answer the stream assembles to
   // (an Anthropic route does not read an OpenAI completion), and among OpenAI's, a Responses
   // call gets the Responses API's events and a chat call chat chunks. (A stream nothing can

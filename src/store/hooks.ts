@@ -72,7 +72,11 @@ function contentType(h: StoredHeaders): string {
 }
 
 const isJsonType = (ct: string) => /[/+]json$/.test(ct);
-const isTextType = (ct: string) => ct.startsWith('text/') || ct === 'application/xml' || ct === 'application/x-www-form-urlencoded';
+// Streams of JSON lines (Ollama's answers) are one text to a hook, as the docs promise text:
+// none of them is one JSON value, and a hook edits them as the lines they are.
+const LINE_TYPES = new Set(['application/x-ndjson', 'application/ndjson', 'application/jsonl', 'application/x-jsonl', 'application/jsonlines', 'application/x-jsonlines']);
+const TEXT_TYPES = new Set(['application/xml', 'application/x-www-form-urlencoded', 'application/javascript', 'application/ecmascript', 'application/yaml', 'application/x-yaml', 'application/graphql', 'application/sql']);
+const isTextType = (ct: string) => ct.startsWith('text/') || ct.endsWith('+xml') || TEXT_TYPES.has(ct) || LINE_TYPES.has(ct);
 
 function parseOr(text: string): unknown {
   try {
@@ -455,7 +459,8 @@ function bodyBytes(body: unknown, ct: string): Uint8Array {
 /**
  * The stored response a view stands for: the original when the hook left the answer alone
  * (bytes and chunk times kept exactly), else rebuilt from the view. A rebuilt stream has one
- * chunk per event, at the times the original chunks arrived.
+ * chunk per event (per line, for a stream of JSON lines), at the times the original chunks
+ * arrived.
  *
  * @example
  * const response = responseFromView(rec.response, before.response, after.response)
@@ -468,20 +473,26 @@ export function responseFromView(original: HttpRecord['response'], before: HookR
     if (!after.statusText) delete out.statusText;
     return out;
   }
-  if (after.events) {
-    const parts = sseText(after.events).map((t) => encoder.encode(t));
-    const times = (original.chunks ?? [[0, original.body.length]]).map(([ms]) => ms);
-    const body = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-    const chunks: [number, number][] = [];
-    let end = 0;
-    parts.forEach((p, i) => {
-      body.set(p, end);
-      end += p.length;
-      chunks.push([times[Math.min(i, times.length - 1)] ?? 0, end]);
-    });
-    return { ...head, body, ...(chunks.length > 1 ? { chunks } : {}) };
-  }
-  return { ...head, body: bodyBytes(after.body, contentType(after.headers)) };
+  if (after.events) return { ...head, ...chunked(sseText(after.events), original) };
+  // A stream of JSON lines is paced as it was too: a line per chunk (`timing: 'recorded'`).
+  const ct = contentType(after.headers);
+  if (typeof after.body === 'string' && LINE_TYPES.has(ct) && original.chunks) return { ...head, ...chunked(after.body.split(/(?<=\n)/), original) };
+  return { ...head, body: bodyBytes(after.body, ct) };
+}
+
+/** A rebuilt stream's bytes, one chunk per piece, at the times the original chunks arrived. */
+function chunked(pieces: readonly string[], original: HttpRecord['response']): Pick<HttpRecord['response'], 'body' | 'chunks'> {
+  const parts = pieces.map((t) => encoder.encode(t));
+  const times = (original.chunks ?? [[0, original.body.length]]).map(([ms]) => ms);
+  const body = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  const chunks: [number, number][] = [];
+  let end = 0;
+  parts.forEach((p, i) => {
+    body.set(p, end);
+    end += p.length;
+    chunks.push([times[Math.min(i, times.length - 1)] ?? 0, end]);
+  });
+  return { body, ...(chunks.length > 1 ? { chunks } : {}) };
 }
 
 /** A ReplayCache recording as its hooks see it: the request and the value put for it. */
