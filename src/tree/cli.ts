@@ -91,12 +91,30 @@ export async function treeCommand(args: string[], write: OutputSink): Promise<nu
   }
   await flush();
   for (const w of tapeWarnings) process.stderr.write(`${w.code} at byte ${w.offset}: ${w.message}\n`);
-  if (tree.skipped.length > 0) {
-    const n = tree.skipped.length;
-    process.stderr.write(`${n} record${n === 1 ? '' : 's'} not shown: embeddings call${n === 1 ? '' : 's'}, not conversation${n === 1 ? '' : 's'} (records ${tree.skipped.slice(0, 10).map((w) => w.index).join(', ')}${n > 10 ? ', …' : ''})\n`);
-  }
+  for (const line of skippedLines(tree)) process.stderr.write(`${line}\n`);
   for (const w of tree.warnings) process.stderr.write(`record ${w.index}${w.offset === undefined ? '' : ` at byte ${w.offset}`} not placed: ${w.code}: ${w.message}\n`);
   return tapeWarnings.length + tree.warnings.length > 0 ? 1 : 0;
+}
+
+// What tree.skipped says of a record, and how the summary names one and several of them.
+const SKIPPED_NAMES: Record<string, [string, string]> = {
+  'an embeddings call, not a conversation': ['embeddings call, not conversation', 'embeddings calls, not conversations'],
+  'a token count, not a conversation': ['token count, not conversation', 'token counts, not conversations'],
+};
+
+/** One line per kind of call the tree left out (embeddings calls, token counts), with their record numbers. */
+function skippedLines(tree: ConversationTree): string[] {
+  const byKind = new Map<string, number[]>();
+  for (const w of tree.skipped) {
+    const list = byKind.get(w.message);
+    if (list) list.push(w.index);
+    else byKind.set(w.message, [w.index]);
+  }
+  return [...byKind].map(([message, records]) => {
+    const n = records.length;
+    const [one, many] = SKIPPED_NAMES[message] ?? [message, message];
+    return `${n} record${n === 1 ? '' : 's'} not shown: ${n === 1 ? one : many} (records ${records.slice(0, 10).join(', ')}${n > 10 ? ', …' : ''})`;
+  });
 }
 
 /** The exchanges as JSON lines (`--json`). */

@@ -39,7 +39,7 @@ export function httpRecordExchange(rec: HttpRecord): TreeRecord | undefined {
   if (mime === 'text/event-stream' || mime === 'application/x-ndjson' || routeStreams(sentTo)) {
     value = assembleAnswer(sentTo, contentType, rec.response.body);
     if (value === undefined) {
-      throw new TapedeckError('E_TREE', `The streamed answer to ${rec.route} is not a stream shape tapedeck assembles (OpenAI chat completions or Responses, Anthropic Messages, Gemini, Ollama), or it reports an error.`, {
+      throw new TapedeckError('E_TREE', `The streamed answer to ${rec.route} is not a stream tapedeck assembles (OpenAI chat completions or Responses, Anthropic Messages, Gemini, Bedrock, Ollama), or it was cut before its end or reports an error.`, {
         hint: 'The record still replays; only the tree cannot show its answer.',
       });
     }

@@ -136,5 +136,11 @@ export function continuedMessages(request: unknown, provider: Provider, requestM
   // numbered exactly as in the request that will follow; the prefix is unchanged.
   // AI SDK call options keep the conversation in `prompt`, after any `messages`.
   const next = provider === 'generic' && isAiSdkCallOptions(request) ? continueAiSdk(request, more) : continueRequest(request as Obj, provider, more);
-  return normalizeRequest(next, { ...opts, provider }).messages.slice(requestMessages);
+  const continued = normalizeRequest(next, { ...opts, provider }).messages.slice(requestMessages);
+  if (continued.length > 0 || more.length === 0) return continued;
+  // A completion API (Ollama's /api/generate, OpenAI's legacy completions) has no member a
+  // follow-up sends an answer back in, so the continued request keys nothing more. The answer's
+  // text is still what the tree shows: normalized as the assistant message it is, in the shared
+  // form every shape's messages take (a text answer has no call ids to number).
+  return normalizeRequest({ messages: more }, { provider: 'openai-chat' }).messages;
 }

@@ -24,11 +24,12 @@
 import { chainHashes, hashMany, hashValue, pathHashes, sha256Hex } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
 import { requestKey, requestKeys } from '../match/matcher.ts';
-import { detectProvider, normalizeRequest } from '../providers/index.ts';
-import type { NormalizeOptions } from '../providers/types.ts';
+import { detectProvider, normalizeRequest, routeOf, routeShapeOf } from '../providers/index.ts';
+import type { Endpoint, NormalizeOptions } from '../providers/types.ts';
 import { isHttpRecord } from '../store/records.ts';
 import { httpRecordExchange } from './proxy-record.ts';
 import { continuedMessages, normalizeExchange } from './response.ts';
+import { joinSplitAnswers, type RecordedAnswers } from './split-answers.ts';
 
 /** One message of a recorded conversation. */
 export interface TreeNode {
@@ -187,6 +188,18 @@ export interface FindResult {
    * …)` records the answer under it.
    */
   key: string | undefined;
+  /**
+   * A miss of a request body looked up without `normalize.endpoint` in a tree holding recordings
+   * of APIs whose endpoint decides how a body is keyed (Gemini and Bedrock name the model and the
+   * operation in the URL, Ollama and Azure deployments the shape): why it may have missed, and
+   * what to pass. Absent on hits, and where the body's endpoint cannot matter.
+   */
+  note?: string;
+  /**
+   * With `note`: the recorded endpoint under which this very body has an answer, to look it up
+   * again with `{ normalize: { endpoint: r.endpoint } }`.
+   */
+  endpoint?: Endpoint;
 }
 
 export interface TreeStats {
@@ -263,6 +276,10 @@ export interface TreeWarning {
 }
 
 const HEX64 = /^[0-9a-f]{64}$/;
+
+// How many endpoint-keyed endpoints a tree keeps to explain a miss with: each is tried on a
+// miss (one normalization each), and a tape has a handful of models and operations.
+const MAX_ENDPOINTS = 16;
 
 // Kept strings of their own. The hashes and record fields the tree keeps arrive as slices of
 // larger strings (one hex string per digest list, msgpack's one string for all of a record's
@@ -387,6 +404,30 @@ function referenceId(item: unknown): string | undefined {
   return bare ? item.id : undefined;
 }
 
+// Request shapes of embeddings calls, whatever the provider (the route decides Gemini's and Ollama's).
+const EMBEDDINGS = new Set(['openai-embeddings', 'azure-embeddings', 'gemini-embeddings', 'ollama-embed', 'ollama-embeddings']);
+
+/**
+ * What a keyed LLM call with no conversation answer is ('an embeddings call', 'a token count'),
+ * or undefined for a call the tree places. Token counts (Gemini `countTokens`, Anthropic
+ * `/v1/messages/count_tokens`) have a conversation's body, so only the route they were sent to
+ * tells them apart: a ReplayCache record of one (no route) is read as the conversation it is.
+ */
+function notConversation(request: unknown, endpoint: TreeRecord['endpoint']): string | undefined {
+  if (!isObj(request)) return undefined;
+  const sentTo = isObj(endpoint) && typeof endpoint.url === 'string' ? endpoint : undefined;
+  if (sentTo !== undefined && /count_?tokens$/i.test(routeOf(sentTo)?.route.operation ?? '')) return 'a token count';
+  if ('messages' in request) return undefined;
+  let shape: string;
+  try {
+    shape = detectProvider(request, sentTo);
+  } catch {
+    // No known shape: record() says why, in the warnings.
+    return undefined;
+  }
+  return EMBEDDINGS.has(shape) ? 'an embeddings call' : undefined;
+}
+
 function isHashes(v: unknown): v is ConversationHashes {
   return isObj(v) && Array.isArray(v.messageHashes) && Array.isArray(v.pathHashes);
 }
@@ -462,9 +503,13 @@ export class ConversationTree {
   // The request bodies of findOrCreate results, for addResponse(result, …). Weak: a result let
   // go of takes its body with it.
   private readonly bodies = new WeakMap<object, BodyLookup>();
+  // Endpoints of recorded calls whose route decides how a body is keyed (the model or the shape:
+  // Gemini, Bedrock, Ollama, Azure deployments), first seen first, at most MAX_ENDPOINTS: a body
+  // looked up without its endpoint misses them, and findOrCreate says which one would hit.
+  private readonly keyedEndpoints = new Map<string, Endpoint>();
   /** Records fromRecords could not place. */
   readonly warnings: TreeWarning[] = [];
-  /** Records fromRecords left out because they are calls but not conversations (embeddings). */
+  /** Records fromRecords left out because they are calls but not conversations (embeddings, token counts). */
   readonly skipped: TreeWarning[] = [];
 
   constructor(opts: TreeOptions = {}) {
@@ -490,7 +535,7 @@ export class ConversationTree {
    * entries readTape returns. Each request is normalized with its answer (see
    * normalizeExchange), so provider bodies of every shape land in one tree. Records that are not
    * request/answer pairs (other proxy records, error answers included) are skipped silently,
-   * calls that are not conversations (embeddings) are listed in `tree.skipped`;
+   * calls that are not conversations (embeddings, token counts) are listed in `tree.skipped`;
    * ones that fail to normalize or whose answer cannot be read are listed in `tree.warnings`.
    *
    * @example
@@ -529,9 +574,11 @@ export class ConversationTree {
     try {
       const x = http ? httpRecordExchange(rec) : (rec as TreeRecord);
       if (x === undefined) return;
-      // An embeddings call is an LLM call with no conversation: nothing to place, nothing wrong.
-      if (isObj(x.request) && !('messages' in x.request) && detectProvider(x.request) === 'openai-embeddings') {
-        this.skipped.push({ index, offset, code: 'E_TREE', message: 'an embeddings call, not a conversation' });
+      // An embeddings call or a token count is an LLM call with no conversation answer: nothing
+      // to place, nothing wrong.
+      const call = notConversation(x.request, x.endpoint);
+      if (call !== undefined) {
+        this.skipped.push({ index, offset, code: 'E_TREE', message: `${call}, not a conversation` });
         return;
       }
       this.record(x, { ...(offset === undefined ? {} : { offset }), record: index });
@@ -558,11 +605,14 @@ export class ConversationTree {
     // A proxy record knows where it was sent (httpRecordExchange): the route names the shape.
     const endpoint = isObj(rec.endpoint) && typeof rec.endpoint.url === 'string' && given.endpoint === undefined ? (rec.endpoint as { method?: string; url: string }) : undefined;
     const opts = endpoint ? { ...given, endpoint } : given;
+    if (endpoint) this.keepEndpoint(endpoint);
     const resolved = this.resolveReferences(rec.request);
     const x = normalizeExchange(resolved ?? rec.request, rec.value, opts);
     if (x.messages.length === 0) {
       throw treeError('The recorded request has no messages, so it has no place in a conversation tree.', 'Only conversations are placed in the tree.');
     }
+    // A streamed answer sent back one message per chunk (Gemini's chat) walks through the answer.
+    const messages = joinSplitAnswers(x.messages, this.recordedAnswers) ?? x.messages;
     // The key of the request as it was sent (the hash spec's), never of the resolved view.
     const key = typeof rec.key === 'string' ? rec.key : hashValue(resolved ? normalizeRequest(rec.request, opts).view : x.view);
     const recordedAt = typeof rec.recordedAt === 'string' ? rec.recordedAt : undefined;
@@ -570,15 +620,15 @@ export class ConversationTree {
     const out: Alternative[] = [];
     if (x.responses.length === 0) {
       // A request without an answer: its path is recorded, nothing is served or counted.
-      this.place(chainHashes(x.messages), x.messages);
+      this.place(chainHashes(messages), messages);
       return out;
     }
     for (const resp of x.responses) {
       // One core call hashes the request and the answer together: the answer's path hashes too,
       // which attach() would otherwise compute again, one SHA-256 a message.
-      const all = chainHashes([...x.messages, ...resp]);
-      const n = x.messages.length;
-      const h = { messageHashes: all.messageHashes.slice(0, n), pathHashes: all.pathHashes.slice(0, n), messages: x.messages, key };
+      const all = chainHashes([...messages, ...resp]);
+      const n = messages.length;
+      const h = { messageHashes: all.messageHashes.slice(0, n), pathHashes: all.pathHashes.slice(0, n), messages, key };
       const response: ResponseInput = {
         messageHashes: all.messageHashes.slice(n),
         messages: resp,
@@ -590,11 +640,51 @@ export class ConversationTree {
         ...(meta ? { meta } : {}),
       };
       // findOrCreate(h, { response }) as it goes with a response: placed, then answered.
-      const { node } = this.place(h, x.messages);
+      const { node } = this.place(h, messages);
       out.push(this.attach(node, response, key, all.pathHashes.slice(n)).alt);
     }
     if (isObj(rec.value) && Array.isArray(rec.value.output)) this.learnItems(rec.request, rec.value.output);
     return out;
+  }
+
+  /** Keeps a recorded call's endpoint when its route decides the key (see `keyedEndpoints`). */
+  private keepEndpoint(endpoint: Endpoint): void {
+    if (this.keyedEndpoints.size >= MAX_ENDPOINTS) return;
+    const id = `${(endpoint.method ?? 'POST').toUpperCase()} ${endpoint.url}`;
+    if (this.keyedEndpoints.has(id) || routeShapeOf(endpoint) === undefined) return;
+    this.keyedEndpoints.set(id, { method: endpoint.method ?? 'POST', url: endpoint.url });
+  }
+
+  /**
+   * Why a request body looked up without an endpoint missed in a tree of endpoint-keyed
+   * recordings: the recorded endpoint under which the same body has an answer (the caller left
+   * out what the SDK put in the URL), else a note that the endpoint decides these recordings'
+   * keys, when it would change this body's. Undefined when no recorded endpoint matters to it.
+   */
+  private endpointHint(body: Record<string, unknown>, normalize: NormalizeOptions, alone: string | undefined): { note: string; endpoint?: Endpoint } | undefined {
+    let differs: Endpoint | undefined;
+    for (const endpoint of this.keyedEndpoints.values()) {
+      let k: ReturnType<typeof requestKeys>;
+      try {
+        k = requestKeys(body, { ...normalize, endpoint });
+      } catch {
+        continue; // Not a body that endpoint takes (an OpenAI body and a Gemini route).
+      }
+      const last = k.pathHashes.length - 1;
+      const node = last >= 0 ? this.byPath.get(k.pathHashes[last]!) : undefined;
+      if (node !== undefined && node.depth === last && node.alternatives.some((a) => a.key === k.key)) {
+        const where = `${endpoint.method ?? 'POST'} ${endpoint.url}`;
+        return {
+          endpoint,
+          note: `This body has a recorded answer when keyed as sent to ${where}: the endpoint decides its model or shape, and the body alone does not name it. Look it up with { normalize: { endpoint: { method: ${JSON.stringify(endpoint.method ?? 'POST')}, url: ${JSON.stringify(endpoint.url)} } } } (r.endpoint).`,
+        };
+      }
+      if (k.key !== alone) differs ??= endpoint;
+    }
+    if (differs === undefined) return undefined;
+    return {
+      note: `The tree holds recordings keyed by the endpoint they were sent to (e.g. ${differs.method ?? 'POST'} ${differs.url}), and this body is keyed differently without one. If it was sent to such an endpoint (Gemini, Bedrock, Ollama, an Azure deployment), look it up with { normalize: { endpoint: { method, url } } }.`,
+    };
   }
 
   /** Keeps the output items of a Responses answer to `request` by id, for item references (see `items`). */
@@ -635,12 +725,34 @@ export class ConversationTree {
     if (isObj(input) && !(input instanceof Uint8Array) && !isHashes(input)) {
       const normalize = this.normalizeFor(opts.normalize);
       const resolved = this.resolveReferences(input);
-      if (resolved === undefined) return { h: requestKeys(input, normalize), body: { request: input, normalize } };
+      if (resolved === undefined) return { h: this.walked(requestKeys(input, normalize)), body: { request: input, normalize } };
       // Walked with the referenced items in place; keyed as sent (the key the recording has).
-      return { h: { ...requestKeys(resolved, normalize), key: requestKey(input, normalize).key }, body: { request: resolved, normalize } };
+      return { h: this.walked({ ...requestKeys(resolved, normalize), key: requestKey(input, normalize).key }), body: { request: resolved, normalize } };
     }
     return { h: this.listHashes(input, opts) };
   }
+
+  /**
+   * A request body's hashes as the tree walks them: a streamed answer sent back one message per
+   * chunk joined into the recorded answer (see joinSplitAnswers); the key stays the body's.
+   */
+  private walked(h: ConversationHashes & { messages: readonly unknown[] }): ConversationHashes {
+    const joined = joinSplitAnswers(h.messages, this.recordedAnswers);
+    if (joined === undefined) return h;
+    const c = chainHashes(joined);
+    return { ...h, messageHashes: c.messageHashes, pathHashes: c.pathHashes, messages: joined };
+  }
+
+  /** The tree's recorded answers as joinSplitAnswers asks about them. */
+  private readonly recordedAnswers: RecordedAnswers = {
+    hasMessage: (digest) => this.byPrompt.has(digest),
+    answerAt: (pathHash, digest) => {
+      const node = this.byPath.get(pathHash);
+      const child = node?.child(digest);
+      if (node === undefined || child === undefined || !node.alternatives.some((a) => a.node === child)) return undefined;
+      return child.message ?? null;
+    },
+  };
 
   /** Hashes of a message list, of its JSON text or bytes, or precomputed. */
   private listHashes(input: TreeInput, opts: FindOptions): ConversationHashes {
@@ -720,6 +832,12 @@ export class ConversationTree {
         // Until an answer is recorded here, a node alone stands for this request (addResponse).
         if (key !== undefined) this.addPending(end, key);
         result = { hit: false, node: end, matched: last + 1, divergence, created, alternative: undefined, alternatives: end.alternatives, servedAt: undefined, recorded: undefined, key };
+        // A body of an API that names the model or shape in the URL misses without its endpoint:
+        // say so, and which recorded endpoint would hit, rather than miss silently.
+        if (body !== undefined && this.keyedEndpoints.size > 0 && body.normalize.endpoint == null && opts.key === undefined) {
+          const hint = this.endpointHint(input as Record<string, unknown>, body.normalize, h.key);
+          if (hint !== undefined) Object.assign(result, hint);
+        }
       } else {
         const servedAt = this.now();
         alt.uses++;
