@@ -17,7 +17,7 @@ import { checkOptionNames, optionNames } from '../option-names.ts';
 import { REDACT_INNER } from '../store/redact-options.ts';
 import { tapeTarget } from '../store/tape-target.ts';
 import { refuseLentCredentials } from './lend-guard.ts';
-import type { TlsMaterial } from './tls.ts';
+import { checkPair, type TlsMaterial } from './tls.ts';
 
 // RFC 9113 section 3.4: a client with prior knowledge opens with these 24 bytes. No HTTP/1.x
 // request starts with them ("PRI" is no method anyone sends).
@@ -211,6 +211,8 @@ export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
     });
   }
   refuseLentCredentials(opts.upstream, opts.host ?? '127.0.0.1');
+  // Before the tape is opened: a pair that cannot serve leaves nothing behind.
+  if (opts.tls) checkPair(opts.tls, 'tls.cert', 'tls.key');
   const madeTape = typeof opts.tape === 'string' && opts.mode !== 'passthrough' && !existsSync(opts.tape) ? opts.tape : undefined;
   const handler = handlerFor(opts);
   await handler.ready;

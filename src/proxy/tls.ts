@@ -5,6 +5,7 @@
  * the CA stays in memory, so the CA a client trusts signs nothing else.
  */
 import { readFile, writeFile } from 'node:fs/promises';
+import { createSecureContext } from 'node:tls';
 import { TapedeckError } from '../errors.ts';
 
 export interface TlsMaterial {
@@ -73,7 +74,16 @@ export async function tlsMaterial(opts: { certFile?: string; keyFile?: string; c
         throw new TapedeckError('E_ARG', `Cannot read the TLS ${what} ${f}: ${(e as Error).message}`, { file: f, hint: `Check the path given to --tls-${what}.` });
       }
     };
-    return { cert: await read(opts.certFile, 'cert'), key: await read(opts.keyFile!, 'key') };
+    if (opts.caFile !== undefined) {
+      // The CA file is written only for a certificate tapedeck makes: given with the user's own,
+      // it was ignored, and NODE_EXTRA_CA_CERTS then named a file that was never written.
+      throw new TapedeckError('E_ARG', `--tls-ca ${opts.caFile} writes the CA of the certificate tapedeck makes, and --tls-cert / --tls-key give your own.`, {
+        hint: 'Leave --tls-ca out and have clients trust the CA that signed your certificate (NODE_EXTRA_CA_CERTS=<that CA>), or leave --tls-cert and --tls-key out.',
+      });
+    }
+    const material = { cert: await read(opts.certFile, 'cert'), key: await read(opts.keyFile!, 'key') };
+    checkPair(material, opts.certFile, opts.keyFile!);
+    return material;
   }
   const made = await makeLocalCertificate();
   if (opts.caFile !== undefined) {
@@ -84,4 +94,26 @@ export async function tlsMaterial(opts: { certFile?: string; keyFile?: string; c
     }
   }
   return made;
+}
+
+/**
+ * Throws E_ARG, naming the files, when a certificate and key would not serve: a file that is no
+ * PEM (a tape, the two swapped) or a key that is not the certificate's. Node's own error for
+ * these (an OpenSSL code) reached users as an internal error.
+ *
+ * @example
+ * checkPair({ cert, key }, 'cert.pem', 'key.pem')
+ */
+export function checkPair(m: TlsMaterial, certFile: string, keyFile: string): void {
+  try {
+    createSecureContext({ cert: m.cert, key: m.key });
+  } catch (e) {
+    const msg = (e as Error).message;
+    const what = /key values mismatch/i.test(msg)
+      ? `the key ${keyFile} is not the key of the certificate ${certFile}`
+      : /no start line|bad base64|PEM/i.test(msg)
+        ? `${certFile} or ${keyFile} is not a PEM file (a certificate must start with -----BEGIN CERTIFICATE-----, a key with -----BEGIN … PRIVATE KEY-----; swapped files give this too)`
+        : `the certificate ${certFile} and key ${keyFile} do not make a TLS server`;
+    throw new TapedeckError('E_ARG', `Cannot serve TLS: ${what} (${msg}).`, { file: certFile, hint: 'Give --tls-cert the certificate and --tls-key its private key, both PEM, or leave both out (tapedeck makes a certificate for localhost).' });
+  }
 }
