@@ -20,7 +20,7 @@
  *   const client = new OpenAI({ apiKey: process.env.OPENAI_API_KEY ?? 'replay', fetch: tape().fetch })
  * })
  */
-import { failedWithMiss } from './miss.ts';
+import { failedWithTapeError } from './miss.ts';
 import { beginTest, configureTapes, endTest, tape } from './runner.ts';
 
 export { configureTapes, tape, type RunnerTapeOptions } from './runner.ts';
@@ -43,10 +43,12 @@ if (typeof g.beforeEach === 'function' && typeof g.afterEach === 'function' && g
   // A test in which a request missed fails, even if its code caught the miss: a failing
   // afterEach fails that test (and only it) in jest-circus. A test that already failed with the
   // miss itself is not told twice. The misses are read once the tape is closed: a call the test
-  // did not await is answered by then, and its miss counts too.
+  // did not await is answered by then, and its miss counts too. An attempt of a retried test
+  // (jest.retryTimes) that missed nothing fails all the same when an earlier attempt missed: a
+  // retry does not hide a miss.
   g.afterEach(async () => {
     const failure = await endTest();
-    if (failure && !failedWithMiss(runningTestErrors())) throw failure;
+    if (failure && !failedWithTapeError(runningTestErrors())) throw failure;
   });
 }
 

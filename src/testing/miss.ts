@@ -4,6 +4,8 @@
  * shows what changed at a glance, and the text is stable enough for snapshots (no timings, no
  * absolute paths).
  */
+import { TapedeckError } from '../errors.ts';
+import { forTestOutput } from './test-output.ts';
 
 /** The closest recording as createFetch reports it in a miss body (`error.tapedeck.closest[0]`). */
 interface Near {
@@ -83,6 +85,51 @@ export function failedWithMiss(errors: readonly unknown[]): boolean {
     const one = Array.isArray(e) ? e[0] : e;
     return String((one as { message?: unknown } | undefined)?.message ?? '').includes('tapedeck miss');
   });
+}
+
+/**
+ * The words of the error a call gets when it came through the fetch of a test that had ended
+ * while another test was running (keptClientError in ./open-tests.ts): a test that failed with
+ * it is not told again.
+ */
+export const KEPT_CLIENT_WORDS = 'tape.fetch of a test that has ended';
+
+/**
+ * Whether a failed test's errors already include what its tape would fail it with: a miss (see
+ * {@link failedWithMiss}), or the answer to a call made through the fetch of a test that had
+ * ended (a client kept from an earlier test), so the helpers do not report it twice.
+ *
+ * @example
+ * failedWithTapeError([new Error('400 This request came through the tape.fetch of a test that has ended ...')]) // true
+ */
+export function failedWithTapeError(errors: readonly unknown[]): boolean {
+  return (
+    failedWithMiss(errors) ||
+    errors.some((e) => {
+      const one = Array.isArray(e) ? e[0] : e;
+      return String((one as { message?: unknown } | undefined)?.message ?? '').includes(KEPT_CLIENT_WORDS);
+    })
+  );
+}
+
+/**
+ * The error that fails a later attempt of a test one of whose earlier attempts had a request
+ * with no recording (`attempt`, counted from 1), when this attempt had none: a retry that makes
+ * no request (the app memoized its fallback after the miss) passed, and CI went green with no
+ * recording behind the test. The earlier attempt's failure follows, with its record command.
+ *
+ * @example
+ * missedInEarlierAttempt(firstAttemptFailure, 1, 2).message
+ * // 'tapedeck miss in attempt 1 of this test: attempt 2 had none, but a retry does not hide a miss ...\ntapedeck miss: 1 request had no recording ...'
+ */
+export function missedInEarlierAttempt(earlier: TapedeckError, attempt: number, now: number): TapedeckError {
+  return forTestOutput(
+    new TapedeckError(
+      earlier.code,
+      `${earlier.code === 'E_MISS' ? 'tapedeck miss' : 'tapedeck: a call got no answer'} in attempt ${attempt} of this test: attempt ${now} had none, but a retry does not hide a miss (CI would pass with no recording behind the test). Attempt ${attempt}:\n${earlier.message}`,
+      { ...earlier.details, attempt },
+    ),
+  );
 }
 
 /**

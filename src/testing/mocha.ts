@@ -14,7 +14,7 @@
  *   const client = new OpenAI({ apiKey: process.env.OPENAI_API_KEY ?? 'replay', fetch: tape().fetch })
  * })
  */
-import { failedWithMiss, SKIPPED_AFTER_MISS } from './miss.ts';
+import { failedWithTapeError, SKIPPED_AFTER_MISS } from './miss.ts';
 import { writeFileNote } from './run-report.ts';
 import { nthOfEach } from './test-identity.ts';
 import { beginTest, configuredTapeFolder, endRun, endTest, missFailure, notPruning, runningCallsSettled, startRun } from './runner.ts';
@@ -79,7 +79,7 @@ const opened = new WeakSet<object>();
  */
 function outcome(err: unknown, test: MochaTest | undefined): unknown {
   const failure = missFailure();
-  if (!failure || (err !== undefined && err !== null && failedWithMiss([err]))) return err;
+  if (!failure || (err !== undefined && err !== null && failedWithTapeError([err]))) return err;
   if (test?.pending) {
     // `catch { this.skip() }`: mocha reports a test that called this.skip() as pending, whatever
     // error it ends with, and the run would pass with no recording behind the test. Unmarked,
@@ -159,8 +159,11 @@ export const mochaHooks = {
     // Still pending after a miss: the test skipped itself where its wrapper could not fail it (a
     // done-style test's this.skip() ends it at once; a user's beforeEach hook that skips). A
     // failing after-each hook would skip the rest of the suite: the run fails for it instead,
-    // in the summary (see MissReport.skipped).
-    await endTest({ skipped: t?.pending === true });
+    // in the summary (see MissReport.skipped). Passed: its wrapper found no miss, and mocha has
+    // reported it passed before running the afterEach hooks of its describe blocks (this root
+    // hook runs last): a miss now was made in one of those, and the run fails for it the same
+    // way (see MissReport.afterPass).
+    await endTest({ skipped: t?.pending === true, passed: t?.state === 'passed' });
   },
   // In parallel mode each file runs in a worker, and the main process that prints the summary
   // holds none of its tests: the worker notes the files every test of which ran and passed, so

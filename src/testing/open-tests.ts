@@ -8,10 +8,17 @@
  */
 
 import { TapedeckError } from '../errors.ts';
+import { KEPT_CLIENT_WORDS } from './miss.ts';
 
 /** One open test tape: the test's name as the summary shows it. */
 export interface OpenTest {
   readonly test: string | undefined;
+  /**
+   * Told of a call made while this test ran through the fetch of test `from`, which had ended:
+   * the call got an error answer the code under test may catch, so this test fails for it (see
+   * TestTape.missFailure), with or without a runner's run summary.
+   */
+  keptCall?(from: string | undefined, route: string): void;
 }
 
 const open = new Set<OpenTest>();
@@ -37,9 +44,22 @@ export function openedTest(t: OpenTest): () => void {
  * runningTestOtherThan(me) // 'test/chat.test.ts > chat > says goodbye'
  */
 export function runningTestOtherThan(self: OpenTest): string | undefined {
+  const last = runningOtherThan(self);
+  return last ? (last.test ?? '(a test)') : undefined;
+}
+
+/**
+ * The open test tape most recently opened other than `self` (see runningTestOtherThan): the
+ * test to fail for a late call through `self`'s fetch. With tests running concurrently in one
+ * worker it is the newest of them.
+ *
+ * @example
+ * runningOtherThan(me)?.keptCall?.('chat > says hello', 'POST /v1/chat/completions')
+ */
+export function runningOtherThan(self: OpenTest): OpenTest | undefined {
   let last: OpenTest | undefined;
   for (const t of open) if (t !== self) last = t;
-  return last ? (last.test ?? '(a test)') : undefined;
+  return last;
 }
 
 /**
@@ -52,7 +72,7 @@ export function runningTestOtherThan(self: OpenTest): string | undefined {
  * keptClientError('chat > says goodbye').code // 'E_PROXY_CLOSED'
  */
 export function keptClientError(running: string): TapedeckError {
-  return new TapedeckError('E_PROXY_CLOSED', `This request came through the tape.fetch of a test that has ended (its tape is closed), while test "${running}" was running: it has no answer. A client made with the earlier test's fetch was used again, or the earlier test did not await this call.`, {
+  return new TapedeckError('E_PROXY_CLOSED', `This request came through the ${KEPT_CLIENT_WORDS} (its tape is closed), while test "${running}" was running: it has no answer. A client made with the earlier test's fetch was used again, or the earlier test did not await this call.`, {
     running,
     hint: "Build the client inside each test from that test's tape.fetch. An SDK that keeps the first client it is given keeps the first test's fetch: with the OpenAI Agents SDK, setDefaultOpenAIClient() has no effect once a run has used the default provider, so pass the client per run instead (new Runner({ modelProvider: new OpenAIProvider({ openAIClient }) })).",
   });

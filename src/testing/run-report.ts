@@ -37,6 +37,12 @@ export interface MissReport {
    * {@link runFailure}).
    */
   skipped?: true;
+  /**
+   * Made after its test was reported passed, where the runner lets no one fail it then (a
+   * describe-level `afterEach` hook in mocha, which runs after mocha reported the test): no test
+   * failed for it, so the run does (see {@link runFailure}).
+   */
+  afterPass?: true;
 }
 
 /** What one test tape did in one test (or file). */
@@ -541,16 +547,35 @@ export function skippedFailure(s: RunSummary): string | undefined {
 }
 
 /**
+ * The line that says the run fails for the misses made after their test was reported passed
+ * (see MissReport.afterPass), each with its test, what missed and the command that records it;
+ * undefined when there are none.
+ *
+ * @example
+ * afterPassFailure(summary)
+ * // 'tapedeck: the run fails: 1 request had no recording in an afterEach hook, after mocha reported its test passed (a hook does not hide a miss):\n  cleanup tidies up: POST /v1/chat/completions: ...\n    record it: TAPEDECK_MODE=update npx mocha ...'
+ */
+export function afterPassFailure(s: RunSummary): string | undefined {
+  const after = s.misses.filter((m) => m.afterPass);
+  if (after.length === 0) return undefined;
+  const lines = [`tapedeck: the run fails: ${after.length === 1 ? '1 request' : `${after.length} requests`} had no recording in an afterEach hook, after mocha reported ${new Set(after.map((m) => m.test ?? '')).size === 1 ? 'its test' : 'their tests'} passed (a hook does not hide a miss):`];
+  for (const m of after.slice(0, 20)) lines.push(`  ${m.test ? `${m.test}: ` : ''}${m.route}: ${m.diagnosis}`, `    record it: ${m.command}`);
+  if (after.length > 20) lines.push(`  ... and ${after.length - 20} more`);
+  return lines.join('\n');
+}
+
+/**
  * Why a run fails though its tests may all have passed, or undefined: calls made after their
  * test ended ({@link lateFailure}), misses of tests marked skipped after them
- * ({@link skippedFailure}). The runner integrations (the vitest plugin, the jest reporter,
+ * ({@link skippedFailure}), misses made after mocha reported their test passed
+ * ({@link afterPassFailure}). The runner integrations (the vitest plugin, the jest reporter,
  * mocha's global teardown) fail the run with it.
  *
  * @example
  * if (runFailure(summary)) process.exitCode = 1
  */
 export function runFailure(s: RunSummary): string | undefined {
-  const lines = [lateFailure(s), skippedFailure(s)].filter((l): l is string => l !== undefined);
+  const lines = [lateFailure(s), skippedFailure(s), afterPassFailure(s)].filter((l): l is string => l !== undefined);
   return lines.length > 0 ? lines.join('\n') : undefined;
 }
 

@@ -17,6 +17,7 @@ import { FETCH_OPTION_NAMES } from '../proxy/fetch.ts';
 import { checkOptionNames, namesWithout, optionNames } from '../option-names.ts';
 import { checkRedactOptions, REDACT_INNER } from '../store/redact-options.ts';
 import { nthOfName } from './test-identity.ts';
+import { missedInEarlierAttempt } from './miss.ts';
 
 /** Options of the tapes the jest and mocha hooks open: every test tape option, and where tapes go. */
 export interface RunnerTapeOptions extends Omit<TestTapeOptions, 'tape' | 'test' | 'file' | 'recordCommand' | 'runDir' | 'cliMode' | 'root' | 'failOnMiss'> {
@@ -45,6 +46,10 @@ interface State {
   noted?: Set<string>;
   /** How many tests of each file and names have started (first attempts), for runners that cannot list a file's tests. */
   started?: Map<string, number>;
+  /** The running test: which one (file, names, its place among those of its names) and its attempt (1: the first). */
+  running?: { key: string; attempt: number };
+  /** Per test (as `running.key`): the first attempt of it that had a miss, and its failure (see earlierAttemptFailure). */
+  missedAttempts?: Map<string, { attempt: number; failure: TapedeckError }>;
 }
 function state(): State {
   const g = globalThis as { [STATE]?: State };
@@ -96,6 +101,11 @@ export function beginTest(info: { file: string; names: readonly string[]; runner
   const key = `${file}\u0000${info.names.join('\u0000')}`;
   const nth = Math.max(1, info.nth ?? (started.get(key) ?? 0) + ((info.retry ?? 0) > 0 ? 0 : 1));
   started.set(key, nth);
+  // A retry is the same test again: an earlier attempt's miss is remembered for it (and
+  // forgotten when the test starts afresh, as in a watch run).
+  const attempt = (info.retry ?? 0) + 1;
+  s.running = { key: `${key}\u0000${nth}`, attempt };
+  if (attempt === 1) s.missedAttempts?.delete(s.running.key);
   // Two tests of one name in a file share the tape and are told apart by the name their
   // recordings carry.
   const title = nthOfName(info.names, nth).join(' ');
@@ -137,7 +147,18 @@ export function runnerRecordCommand(runner: 'jest' | 'mocha', file: string, name
  * code under test or not), else undefined. Internal to the jest and mocha entries.
  */
 export function missFailure(): TapedeckError | undefined {
-  return state().current?.missFailure();
+  const s = state();
+  if (!s.current) return undefined;
+  return s.current.missFailure() ?? (s.running && s.missedAttempts ? earlierAttemptFailure(s.missedAttempts, s.running) : undefined);
+}
+
+/**
+ * The failure of attempt `run` of a retried test that made no request that missed, when an
+ * earlier attempt of it had one (see missedInEarlierAttempt); else undefined.
+ */
+function earlierAttemptFailure(missed: ReadonlyMap<string, { attempt: number; failure: TapedeckError }>, run: { key: string; attempt: number }): TapedeckError | undefined {
+  const earlier = missed.get(run.key);
+  return earlier && earlier.attempt < run.attempt ? missedInEarlierAttempt(earlier.failure, earlier.attempt, run.attempt) : undefined;
 }
 
 /**
@@ -156,18 +177,32 @@ export function runningCallsSettled(): Promise<void> {
  * those included, had no recording (see missFailure). `skipped`: the runner marked the test
  * skipped (mocha's `this.skip()` where the test could not be failed instead): its misses are
  * reported as a skipped test's, and the run fails for them (see MissReport.skipped).
+ * `passed`: the runner reported the test passed already, with no miss (mocha runs a suite's
+ * afterEach hooks after that): its misses, made in those hooks, are reported as misses after a
+ * pass, and the run fails for them (see MissReport.afterPass). A retried test whose attempt
+ * missed nothing resolves with the failure of an earlier attempt's miss.
  */
-export async function endTest(how: { skipped?: boolean } = {}): Promise<TapedeckError | undefined> {
+export async function endTest(how: { skipped?: boolean; passed?: boolean } = {}): Promise<TapedeckError | undefined> {
   const s = state();
   const t = s.current;
+  const run = s.running;
   s.current = undefined;
-  if (t && how.skipped) {
+  s.running = undefined;
+  if (t && (how.skipped || how.passed)) {
     // Its calls answered first: a call it did not await may miss too.
     await callsSettled(t);
-    for (const m of t.misses) (m as MissReport).skipped = true;
+    for (const m of t.misses) {
+      if (how.skipped) (m as MissReport).skipped = true;
+      else (m as MissReport).afterPass = true;
+    }
   }
   await t?.close();
-  return t?.missFailure();
+  const own = t?.missFailure();
+  if (!t || !run) return own;
+  // Remembered for the test's next attempt, if the runner retries it.
+  const missed = (s.missedAttempts ??= new Map());
+  if (own && !missed.has(run.key)) missed.set(run.key, { attempt: run.attempt, failure: own });
+  return own ?? earlierAttemptFailure(missed, run);
 }
 
 /**

@@ -39,7 +39,7 @@ import { failIfStuckOnFakeTimers, nextTurn } from './real-timers.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../proxy/timeouts.ts';
 import { testNamespace } from './names.ts';
 import { testFileIdentity, testIdentity } from './test-identity.ts';
-import { keptClientError, openedTest, runningTestOtherThan, type OpenTest } from './open-tests.ts';
+import { keptClientError, openedTest, runningOtherThan, type OpenTest } from './open-tests.ts';
 import { writeTapeReport, type MissReport, type TapeReport } from './run-report.ts';
 import { checkChaos, familyOptions, type ChaosOptions } from '../chaos/options.ts';
 
@@ -133,16 +133,25 @@ export const shellQuote = (s: string): string => (/^[\w./:=@%+-]+$/.test(s) ? s 
 /**
  * The command that runs one test, for the record command of a tape opened without one: under
  * `node --test` (which marks its test processes with NODE_TEST_CONTEXT), given the test's name
- * and file, the node:test command that runs just that test; else a placeholder.
+ * and file, the node:test command that runs just that test; else a placeholder. A test named
+ * by its full name (`t.fullName`: `english > greets`, suites first) is matched by its own name
+ * (`greets`): Node 20 matches a pattern against each test's and suite's own name, never the
+ * full one, so the command also runs the file's other tests of that name (in update mode
+ * they only record what they miss); the whole name is an alternative, for a test whose own
+ * name holds ` > `.
  *
  * @example
  * testCommandOf({ test: 'says hello', file: 'test/chat.test.mjs' }, { NODE_TEST_CONTEXT: 'child-v8' }, '/p')
  * // "node --test --test-name-pattern='^says hello$' test/chat.test.mjs"
+ * testCommandOf({ test: 'english > greets', file: 'test/chat.test.mjs' }, { NODE_TEST_CONTEXT: 'child-v8' }, '/p')
+ * // "node --test --test-name-pattern='^(?:greets|english > greets)$' test/chat.test.mjs"
  */
 export function testCommandOf(opts: { test?: string; file?: string }, env: NodeJS.ProcessEnv, root: string): string {
   if (!env.NODE_TEST_CONTEXT || !opts.test || !opts.file) return '<your test command>';
   const file = isAbsolute(opts.file) ? relative(root, opts.file) || opts.file : opts.file;
-  return `node --test --test-name-pattern=${shellQuote(`^${regexEscape(opts.test)}$`)} ${shellQuote(file)}`;
+  const own = opts.test.split(' > ').pop()!;
+  const pattern = own === opts.test ? regexEscape(opts.test) : `(?:${regexEscape(own)}|${regexEscape(opts.test)})`;
+  return `node --test --test-name-pattern=${shellQuote(`^${pattern}$`)} ${shellQuote(file)}`;
 }
 
 /** A literal text as a regular expression (for the test name patterns of record commands). */
@@ -188,8 +197,13 @@ export interface TestTape {
   mcp(transport: McpTransportLike | (() => McpTransportLike) | undefined, opts?: Omit<TapeTransportOptions, 'tape' | 'mode' | 'recordCommand'>): TapeTransport;
   /**
    * The E_MISS error that fails a test in which a request had no recording (caught by the code
-   * under test or not): each miss's route and diagnosis, then the command that records it.
-   * Undefined when nothing missed.
+   * under test or not): each miss's route and diagnosis, then the command that records it. A
+   * call made while this test ran through the fetch of a test that had ended (a client kept from
+   * it) fails the test as well: E_PROXY_CLOSED when nothing missed, else said after the misses.
+   * Undefined when neither happened.
+   *
+   * @example
+   * const failure = tape.missFailure(); if (failure) throw failure
    */
   missFailure(): TapedeckError | undefined;
   /**
@@ -327,7 +341,11 @@ function openTape(opts: TestTapeOptions): TestTape {
   /** The fetch's calls not answered yet (close() and callsSettled() wait for them). */
   const inFlight = new Set<Promise<unknown>>();
   // Open from here to close (./open-tests.ts: a late call made while another test runs).
-  const self: OpenTest = { test: opts.test };
+  // Calls made while this test ran through the fetch of a test that had ended (a client kept
+  // from it, or a call it did not await): they got an error answer the code under test may have
+  // caught, so this test fails for them too (missFailure), plugin or reporter or not.
+  const keptCalls: { from: string | undefined; route: string }[] = [];
+  const self: OpenTest = { test: opts.test, keptCall: (from, route) => void keptCalls.push({ from, route }) };
   const closed = openedTest(self);
 
   const { tape: _t, store: _s, mode: _m, cliMode: _c, runDir: _r, test: _n, file: _f, recordCommand: _rc, root: _ro, onWarning, env: _e, failOnMiss: _fm, retry: _rt, ...fetchOpts } = opts;
@@ -402,6 +420,23 @@ function openTape(opts: TestTapeOptions): TestTape {
     return answered.retell(`${missHeadline(headline, fix)}${ownLine}`, { difference: diagnosis });
   }
 
+  /**
+   * The failure for the calls made while this test ran through an ended test's fetch (see
+   * keptCalls), or undefined when there were none.
+   */
+  const keptCallsFailure = (): TapedeckError | undefined => {
+    if (keptCalls.length === 0) return undefined;
+    const n = keptCalls.length;
+    const from = [...new Set(keptCalls.map((c) => (c.from === undefined ? 'an earlier test' : `"${c.from}"`)))].join(', ');
+    return forTestOutput(
+      new TapedeckError(
+        'E_PROXY_CLOSED',
+        `tapedeck: ${n === 1 ? '1 call' : `${n} calls`} made while this test ran came through the tape.fetch of ${from}, which had ended, and got no answer (${keptCalls.map((c) => c.route).join(', ')}): the code under test may have caught the error, so the test fails here.`,
+        { calls: keptCalls.map((c) => ({ ...c })), hint: "Build the client inside each test from that test's tape.fetch (a client kept in a module-level variable, or an SDK's default client, keeps the first test's fetch); if the earlier test did not await this call, await it there." },
+      ),
+    );
+  };
+
   /** What every report of this tape says: which tape, test and mode. */
   const reportOf = (): Pick<TapeReport, 'tape' | 'store' | 'namespace' | 'test' | 'file' | 'testFile' | 'root' | 'mode'> => ({
     tape: opts.tape,
@@ -426,7 +461,9 @@ function openTape(opts: TestTapeOptions): TestTape {
     }
     // Another test's tape open now: the call was made in that test's time, through a client
     // this test's fetch was given (see ./open-tests.ts).
-    const running = runningTestOtherThan(self);
+    const runningTape = runningOtherThan(self);
+    const running = runningTape ? (runningTape.test ?? '(a test)') : undefined;
+    runningTape?.keptCall?.(opts.test, `${method} ${path}`);
     if (runDir && lateReports < MAX_LATE_REPORTS) {
       lateReports++;
       const miss: MissReport = running === undefined
@@ -552,14 +589,14 @@ function openTape(opts: TestTapeOptions): TestTape {
       return t;
     },
     missFailure() {
-      if (misses.length === 0) return undefined;
+      if (misses.length === 0) return keptCallsFailure();
       // MCP misses are misses of the MCP tape beside the test's (tape.mcp()): named as such.
       const mcpRel = namespace ? `Redis namespace ${namespace}.mcp` : relative(root, mcpTape) || mcpTape;
       const mcpOnly = misses.every((x) => mcpMisses.has(x));
       const inTapes = mcpOnly ? mcpRel : misses.some((x) => mcpMisses.has(x)) ? `${rel} and ${mcpRel}` : rel;
       return forTestOutput(new TapedeckError(
         'E_MISS',
-        `tapedeck miss: ${misses.length} request${misses.length === 1 ? '' : 's'} had no recording in ${inTapes}:\n${misses.map((x) => `  ${x.route}: ${x.diagnosis}`).join('\n')}\n${misses.every((x) => x.hint?.startsWith('fix: recording it needs')) ? 'Recording needs the network and a real API key (the upstream could not be reached or refused the key); then record it: ' : 'Record it: '}${(misses.find((x) => x.command === sessionRecordCommand) ?? misses[0]!).command}`,
+        `tapedeck miss: ${misses.length} request${misses.length === 1 ? '' : 's'} had no recording in ${inTapes}:\n${misses.map((x) => `  ${x.route}: ${x.diagnosis}`).join('\n')}\n${misses.every((x) => x.hint?.startsWith('fix: recording it needs')) ? 'Recording needs the network and a real API key (the upstream could not be reached or refused the key); then record it: ' : 'Record it: '}${(misses.find((x) => x.command === sessionRecordCommand) ?? misses[0]!).command}${keptCalls.length > 0 ? `\n${keptCallsFailure()!.message}` : ''}`,
         { file: namespace ? (mcpOnly ? mcpRel : rel) : mcpOnly ? mcpTape : opts.tape, misses: [...misses] },
       ));
     },

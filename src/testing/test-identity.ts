@@ -36,6 +36,24 @@ export function testFileIdentity(file: string, root: string): string {
 }
 
 /**
+ * Suite and test names joined with ` > `, as a test's recorded name has them, so that two tests
+ * never share one: a name that holds ` > ` itself (`test('b > c')` in `describe('a')`) has its
+ * `\` and `>` escaped with a `\`, or it would read as the test `c` of `describe('a > b')`, and on
+ * a tape both share (`per: 'file'`) one would replay the other's answers. A name without ` > `
+ * is kept as it is, byte for byte: recordings made before keep matching their tests (so a
+ * name that already holds `\>` and no ` > ` could still meet an escaped one: not worth breaking
+ * every recorded test name for).
+ *
+ * @example
+ * testPath(['a', 'b > c']) // 'a > b \\> c'
+ * testPath(['a > b', 'c']) // 'a \\> b > c'
+ * testPath(['chat', 'says hello']) // 'chat > says hello'
+ */
+export function testPath(names: readonly string[]): string {
+  return names.map((n) => (n.includes(' > ') ? n.replace(/[\\>]/g, '\\$&') : n)).join(' > ');
+}
+
+/**
  * The name a test is recorded under when it is the k-th test of its file with the same names
  * (the runners let two tests share a name: a copied test, `test.each` with a title that names no
  * case). Each one records and replays its own answers: the first keeps its plain name, so its

@@ -9,13 +9,13 @@ import { relative, resolve } from 'node:path';
 import { TapedeckError } from '../errors.ts';
 import { defaultTapePath, type TapeNamer } from '../testing/names.ts';
 import { maskRedisUrl } from '../store/backends/redis-connection.ts';
-import { failedWithMiss, SKIPPED_AFTER_ERROR, SKIPPED_AFTER_MISS } from '../testing/miss.ts';
+import { failedWithTapeError, missedInEarlierAttempt, SKIPPED_AFTER_ERROR, SKIPPED_AFTER_MISS } from '../testing/miss.ts';
 import { openTestTape, regexEscape, resolveTestStore, shellQuote, STORE_ENV, TEST_TAPE_OPTION_NAMES, type InstallOptions, type TestTape, type TestTapeOptions } from '../testing/session.ts';
 import { DECK_OPTION_NAMES } from '../proxy/deck.ts';
 import { FETCH_OPTION_NAMES } from '../proxy/fetch.ts';
 import { checkOptionNames, namesWithout, optionNames } from '../option-names.ts';
 import { checkRedactOptions, REDACT_INNER } from '../store/redact-options.ts';
-import { nthOfEach, nthOfName } from '../testing/test-identity.ts';
+import { nthOfEach, nthOfName, testPath } from '../testing/test-identity.ts';
 import type { FetchSwitch } from '../proxy/global-fetch.ts';
 import type { ProvidedTapedeck } from './provided.ts';
 
@@ -126,6 +126,13 @@ export function recordCommandFor(file: string, names: readonly string[], testCom
   return `${store}TAPEDECK_MODE=update ${testCommand} ${shellQuote(file)}${t}`;
 }
 
+/**
+ * Per test (its task, the same object in every attempt): the first of its attempts that had a
+ * request with no recording, and that attempt's failure. A later attempt that misses nothing
+ * fails with it: a retry does not hide a miss.
+ */
+const missedAttempts = new WeakMap<object, { attempt: number; failure: TapedeckError }>();
+
 /** Tapes that installed the fetch switch, per worker: two concurrent tests cannot share the global fetch. */
 const installedBy = new Set<TestTape>();
 
@@ -154,6 +161,8 @@ export function tapedeckFixtures(options: TapedeckTestOptions = {}) {
       const path = resolve(root, name ? name(info) : defaultTapePath(info, dir));
       // The fixture's store option, else the plugin's, else TAPEDECK_STORE.
       const store = resolveTestStore(tapeOpts.store ?? ctx.store);
+      // This attempt of the test, counted from 1 (see `retry` below).
+      const attempt = (task.result?.retryCount ?? 0) + (task.result?.repeatCount ?? 0) + 1;
       const tape = openTestTape({
         ...tapeOpts,
         store: store?.url ?? false,
@@ -163,7 +172,7 @@ export function tapedeckFixtures(options: TapedeckTestOptions = {}) {
         root,
         // Two tests of one name in a file (vitest allows it) share the tape and are told apart
         // by the name their recordings carry.
-        test: `${relFile} > ${nthOfName(names, nthOfItsName(task)).join(' > ')}`,
+        test: `${relFile} > ${testPath(nthOfName(names, nthOfItsName(task)))}`,
         file: relFile,
         recordCommand: recordCommandFor(relFile, filterNames(task), testCommand ?? ctx.testCommand, store?.fromEnv ? store.url : undefined),
         failOnMiss: false,
@@ -171,7 +180,7 @@ export function tapedeckFixtures(options: TapedeckTestOptions = {}) {
         // repetition (`repeats`) what the one before it recorded, so a record run leaves one
         // test's worth of recordings, not one per attempt. vitest counts retries across
         // repetitions, so the sum numbers the attempts of one test in order.
-        retry: (task.result?.retryCount ?? 0) + (task.result?.repeatCount ?? 0),
+        retry: attempt - 1,
       });
       const install = tape.install.bind(tape);
       const guarded: TestTape = Object.assign(Object.create(tape) as TestTape, {
@@ -189,23 +198,31 @@ export function tapedeckFixtures(options: TapedeckTestOptions = {}) {
       });
       /** The test skipped itself after a miss (see the teardown below). */
       let skippedAfterMiss = false;
-      // The code under test may have caught the miss: the test still fails, once. (A throw from
+      // The code under test may have caught the miss (or the error of a call made through an
+      // ended test's fetch while this one ran): the test still fails, once. (A throw from
       // the fixture's teardown would be reported twice.) A test that failed with the miss itself
       // needs nothing more; one that failed with what a library made of it (the AI SDK's
       // streamText hands the error to onError and then says "No output generated") gets the
       // miss as well.
       onTestFinished(({ task: t }) => {
-        if (tape.misses.length === 0) return;
+        const own = tape.missFailure();
+        if (own === undefined) {
+          // An earlier attempt of this test missed (and failed for it); this one made no request
+          // that missed (a retry the app answers from a fallback it memoized): it fails too.
+          const earlier = missedAttempts.get(task);
+          if (earlier && earlier.attempt < attempt && t.result?.state !== 'fail') throw missedInEarlierAttempt(earlier.failure, earlier.attempt, attempt);
+          return;
+        }
+        if (!missedAttempts.has(task)) missedAttempts.set(task, { attempt, failure: own });
         // A test expected to fail (test.fails) would pass by failing with the miss: vitest turns
         // a failure into a pass after this hook, whatever failed. A miss means the test never
         // got the recorded answer it is about, so it fails as an ordinary test would (its flag
         // is read once, after this hook: cleared here, the miss stands; typed read-only, it is a
         // plain field of the task, and test/vitest/miss-fails.test.ts holds vitest to this order).
         if (t.fails) (t as { fails?: boolean }).fails = false;
-        if (t.result?.state === 'fail' && failedWithMiss(t.result.errors ?? [])) return;
-        const failure = tape.missFailure();
-        if (failure && skippedAfterMiss) failure.message += `\n${SKIPPED_AFTER_MISS}`;
-        if (failure) throw failure;
+        if (t.result?.state === 'fail' && failedWithTapeError(t.result.errors ?? [])) return;
+        if (skippedAfterMiss) own.message += `\n${SKIPPED_AFTER_MISS}`;
+        throw own;
       });
       try {
         await use(guarded);
