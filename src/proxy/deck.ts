@@ -619,6 +619,8 @@ export class Deck {
     if (backend?.salt !== undefined) opts = { ...opts, redact: { ...opts.redact, salt: backend.salt } };
     // `once` became record or replay when the tape was opened.
     const deck = new Deck(opts, col?.mode ?? mode, col, warnings, entry);
+    // What the store finds later (a Redis namespace emptied while open) goes where the deck warns.
+    if (backend && backend.onWarning === undefined) backend.onWarning = (m) => deck.warnOnce(m);
     deck.verifyCommand = backend?.verifyCommand;
     deck.absent = absent;
     if (mcpRecordings > 0) deck.counters.mcpRecordings = mcpRecordings;

@@ -18,6 +18,10 @@ export interface FetchRun {
   unused: number;
   /** Live answers left off the tape: cut or ended early upstream, or cut by close. */
   notRecorded?: number;
+  /** Calls answered with an error because the recording they matched is damaged. */
+  damaged?: number;
+  /** Other calls answered with an error in a mode that records nothing (the store unreachable). */
+  failed?: number;
 }
 
 /**
@@ -34,7 +38,9 @@ export function formatFetchSummary(r: FetchRun): string {
   const lost = r.notRecorded ? ` (${plural(r.notRecorded, 'answer')} not recorded)` : '';
   // Said apart from "added", as the test runners' summaries do: the tape did not grow for them.
   const again = r.rerecorded ? `, ${r.rerecorded} re-recorded (replaced)` : '';
-  const lines = [`tapedeck: ${r.tape ?? 'no tape'} (${r.mode}): ${r.replayed} replayed, ${plural(r.added, 'recording')} added${lost}${again}, ${r.misses.length === 1 ? '1 miss' : `${r.misses.length} misses`}, ${plural(r.unused, 'unused recording')}`];
+  // Replay records nothing: its failed calls are not "answers not recorded".
+  const bad = `${r.damaged ? `, ${plural(r.damaged, 'call')} answered with an error (damaged recording)` : ''}${r.failed ? `, ${plural(r.failed, 'call')} failed` : ''}`;
+  const lines = [`tapedeck: ${r.tape ?? 'no tape'} (${r.mode}): ${r.replayed} replayed, ${plural(r.added, 'recording')} added${lost}${again}${bad}, ${r.misses.length === 1 ? '1 miss' : `${r.misses.length} misses`}, ${plural(r.unused, 'unused recording')}`];
   if (r.misses.length > 0) {
     lines.push('Misses:');
     for (const m of r.misses.slice(0, 20)) lines.push(`  ${m.route}: ${m.message.split('\n')[0]}`);

@@ -282,6 +282,8 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
   // For the summary at close (opts.summary): recordings served or made, and misses.
   const used = new Set<string>();
   const misses: { route: string; message: string }[] = [];
+  /** Calls answered with an error because the recording they matched is damaged (not "not recorded"). */
+  let damagedCalls = 0;
   /** A call after close(): in a test, one the test did not wait for, made after it ended. */
   const closedError = (): TapedeckError =>
     entry.kind === 'test'
@@ -477,7 +479,10 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
         if (misses.length < MAX_MISSES_KEPT) misses.push({ route: `${dreq.method} ${u.pathname}`, message: e.message });
       }
       // A failed record is counted where it failed (stats.appendFailures): not twice.
-      else if (e.code !== 'E_RECORD_FAILED') d?.countError();
+      else if (e.code !== 'E_RECORD_FAILED') {
+        d?.countError();
+        if (e.code === 'E_TAPE_DAMAGED' || e.code === 'E_TAPE_CORRUPT') damagedCalls++;
+      }
       // A closed fetch stays closed: its answer is final, a 400 that no client retries (a 503
       // is retried whatever the headers say by some: LangChain's six tries took 77 s).
       const closed = e.code === 'E_PROXY_CLOSED';
@@ -548,16 +553,21 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
         const closed = await d?.close();
         const s = d?.stats();
         // Said unasked when a call missed or a live answer was left off the tape: the next
-        // replay misses it (a test runner's own summary says both for test tapes).
-        const notRecorded = s ? s.errors + s.appendFailures : 0;
-        const summarize = opts.summary ?? ((misses.length > 0 || notRecorded > 0) && entry.kind !== 'test');
+        // replay misses it (a test runner's own summary says both for test tapes). A call that
+        // failed is an answer not recorded only in a mode that records; a damaged recording is
+        // said as such (replay reported them as "answers not recorded").
+        const records = s?.mode === 'record' || s?.mode === 'update';
+        const failed = s ? s.errors - damagedCalls : 0;
+        const notRecorded = s ? (records ? failed : 0) + s.appendFailures : 0;
+        const otherErrors = records ? 0 : failed;
+        const summarize = opts.summary ?? ((misses.length > 0 || notRecorded > 0 || damagedCalls > 0 || otherErrors > 0) && entry.kind !== 'test');
         if (d && s && summarize) {
           // Re-recordings took an older recording's place (record mode, known once closed): not
           // added. The recordings they replaced are off the tape, not unused (record mode serves
           // nothing, so each is among those unusedCount finds unasked for).
           const rerecorded = s.rerecorded ?? 0;
           const unused = Math.max(0, d.unusedCount(used) - (closed?.replaced.length ?? 0));
-          const text = formatFetchSummary({ tape: d.tape, mode: s.mode, replayed: s.hits, added: s.recorded - rerecorded - (s.retried ?? 0), ...(rerecorded > 0 ? { rerecorded } : {}), misses, unused, notRecorded });
+          const text = formatFetchSummary({ tape: d.tape, mode: s.mode, replayed: s.hits, added: s.recorded - rerecorded - (s.retried ?? 0), ...(rerecorded > 0 ? { rerecorded } : {}), misses, unused, notRecorded, damaged: damagedCalls, failed: otherErrors });
           if (typeof opts.summary === 'function') opts.summary(text);
           else if (typeof process !== 'undefined' && process.stderr) process.stderr.write(`${text}\n`);
           else console.warn(text);

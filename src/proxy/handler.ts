@@ -697,6 +697,13 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
         // stops at `[DONE]` never sees it), unless unrecorded answers are wanted.
         const failed = await durable;
         if (failed && !d.serveUnrecorded) {
+          // Nothing of it went out yet (the stream came in one read, its final event held for
+          // the record): the failure is the answer, 503 in the provider's error shape, as for an
+          // answer that is not a stream. A bare dropped connection said nothing of why.
+          if (!res.headersSent && !clientGone) {
+            sendError(req, res, failed);
+            return;
+          }
           d.countError();
           res.destroy(failed);
           return;

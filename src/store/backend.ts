@@ -180,6 +180,13 @@ export interface RecordBackend {
    * closing can be told apart from an update run (its replacements were never made).
    */
   openWriter?(run: string, mode?: 'record' | 'update'): Promise<WriterHandle>;
+  /**
+   * Optional: where the backend tells a problem it finds after load that no call's answer
+   * carries (a Redis namespace emptied while open). Whoever serves through the collection sets
+   * it to its warning channel (the proxy and createFetch: onWarning); unset, the backend warns
+   * the process.
+   */
+  onWarning?: (message: string) => void;
 }
 
 /** An open writer's registration (see RecordBackend.openWriter). */

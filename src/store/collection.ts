@@ -32,6 +32,7 @@ import type { TapeMode } from './mode.ts';
 import { HeadIndex, keyHash } from './head-index.ts';
 import { inRecordOrder, sortedKeys } from './record-order.ts';
 import { closeRemovalFailure } from './close-failure.ts';
+import { assertNoCycle } from './cycle.ts';
 import { aheadIsLoss, Turns, type TurnMark } from './turns.ts';
 
 /** Which stored records a collection owns, and how it finds them. */
@@ -331,6 +332,18 @@ export class RecordCollection<R> {
    */
   static async open<R>(backend: RecordBackend, opts: CollectionOptions<R>): Promise<RecordCollection<R>> {
     if (opts.mode === 'passthrough') return new RecordCollection(backend, opts, false, []);
+    try {
+      return await RecordCollection.opened(backend, opts);
+    } catch (e) {
+      // No collection, so nothing would ever close the backend: a connection it made (a Redis
+      // user that may connect but not run scripts) stayed open and kept the process alive.
+      await backend.close().catch(() => {});
+      throw e;
+    }
+  }
+
+  /** {@link open} past passthrough: the backend is opened, and closed by the caller on failure. */
+  private static async opened<R>(backend: RecordBackend, opts: CollectionOptions<R>): Promise<RecordCollection<R>> {
     if (opts.mode === 'once') {
       // Decided by whether the store exists; an existing one is replayed from this very load.
       const probe = await backend.load({ create: false });
@@ -358,25 +371,25 @@ export class RecordCollection<R> {
       if (opts.mode !== 'update' || !(e instanceof TapedeckError && e.code === 'E_TAPE_IO')) throw e;
       unwritable = e;
     }
-    let loaded;
     try {
-      loaded = await backend.load({ create: writes && unwritable === undefined });
+      const loaded = await backend.load({ create: writes && unwritable === undefined });
+      // Nothing there to serve (the tape missing, on a full disk or in a folder this process may
+      // not write to): every request would need recording, so the open fails with why.
+      if (unwritable !== undefined && !loaded.exists) throw unwritable;
+      const col = new RecordCollection(backend, { ...opts, run }, loaded.exists, [...loaded.warnings]);
+      col.writer = writer;
+      col.unwritable = unwritable;
+      col.live = writes ? (writer?.live ?? new Set([run])) : undefined;
+      // Record mode sorts what it may replace at open (re-recordings compare with it); other
+      // modes only when pruning at close.
+      const live = opts.mode === 'record' ? col.live : undefined;
+      col.fileLoaded(loaded, live);
+      return col;
     } catch (e) {
+      // Before the backend closes (open() does that): the registration goes with the connection.
       await writer?.release();
       throw e;
     }
-    // Nothing there to serve (the tape missing, on a full disk or in a folder this process may
-    // not write to): every request would need recording, so the open fails with why.
-    if (unwritable !== undefined && !loaded.exists) throw unwritable;
-    const col = new RecordCollection(backend, { ...opts, run }, loaded.exists, [...loaded.warnings]);
-    col.writer = writer;
-    col.unwritable = unwritable;
-    col.live = writes ? (writer?.live ?? new Set([run])) : undefined;
-    // Record mode sorts what it may replace at open (re-recordings compare with it); other
-    // modes only when pruning at close.
-    const live = opts.mode === 'record' ? col.live : undefined;
-    col.fileLoaded(loaded, live);
-    return col;
   }
 
   /**
@@ -1269,6 +1282,9 @@ export class RecordCollection<R> {
       if (also !== undefined) this.failed.add(also);
       throw this.unwritable;
     }
+    // Before anything is counted as in flight or re-recorded: a record that cannot be encoded
+    // fails the call with nothing changed.
+    const encoded = encodeRecord(this.kind, record);
     this.rerecorded.add(key);
     if (also !== undefined) this.rerecorded.add(also);
     // Its place among the key's recordings: those this run keeps (not the ones it replaces),
@@ -1279,7 +1295,7 @@ export class RecordCollection<R> {
     const repeat = (test !== undefined && this.mode === 'record' ? keptMine(slot) : slot ? slot.length - (slot.olds?.length ?? 0) : 0) + pending;
     this.inFlight.set(key, pending + 1);
     if (test !== undefined) this.owned.add(key);
-    const stored = stamp(this.kind.encode ? this.kind.encode(record) : inRecordOrder(sortedKeys(record)), this.run, repeat, test);
+    const stored = stamp(encoded, this.run, repeat, test);
     try {
       await new Promise<void>((done, fail) => {
         this.batch.push({ values: [stored], done: (e) => (e === undefined ? done() : fail(e)) });
@@ -1552,6 +1568,22 @@ function earlierAttempt(earlier: string, run: string): boolean {
 function newRun(): string {
   const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.TAPEDECK_RUN_ID?.trim();
   return env ? env : globalThis.crypto.randomUUID();
+}
+
+/**
+ * The stored form of a record: the kind's encoding, else its keys sorted in the record order. A
+ * record with a reference cycle overflowed the stack there, a bare RangeError: it is E_CYCLE
+ * (as ReplayCache.put says), naming where it refers back. The cycle is looked for only once the
+ * stack overflowed, so a record without one costs nothing more.
+ */
+function encodeRecord<R>(kind: RecordKind<R>, record: R): unknown {
+  try {
+    return kind.encode ? kind.encode(record) : inRecordOrder(sortedKeys(record));
+  } catch (e) {
+    if (!(e instanceof RangeError)) throw e;
+    assertNoCycle(record, 'record');
+    throw e;
+  }
 }
 
 /**

@@ -58,6 +58,17 @@ export class RedisBackend implements RecordBackend {
   salt: string | undefined;
   /** The namespace's header as loaded (it holds `salt`): appends put it back if the namespace lost it. */
   private header: Uint8Array | undefined;
+  /**
+   * Where a problem found after load is told (RecordBackend.onWarning): the proxy and
+   * createFetch set their own warning channel; unset, it is a process warning (TAPEDECK_STORE).
+   */
+  onWarning: ((message: string) => void) | undefined;
+  /** Set by an append that found the namespace emptied (see {@link tellEmptied}); told once. */
+  private restored = false;
+  private emptiedTold = false;
+  private readonly onRestored = (): void => {
+    this.restored = true;
+  };
 
   /**
    * A backend on the namespace at `url`; it connects on first use (the collection's open), so
@@ -180,8 +191,56 @@ export class RedisBackend implements RecordBackend {
     // With the header this handle keys by: a namespace emptied meanwhile (Redis restarted
     // without persistence) gets it back, so these records replay under the salt they were
     // masked with; one another writer made again with its own salt refuses them (E_TAPE_CHANGED).
-    const seqs = await (await this.records()).append(items, this.header ? { header: this.header } : {});
+    const store = await this.records();
+    const seqs = await store.append(items, this.header ? { header: this.header, onRestored: this.onRestored } : {});
+    // Before these records join what this handle has seen: the ones lost are the earlier ones.
+    if (this.restored && !this.emptiedTold) {
+      this.emptiedTold = true;
+      // These records are stored: a warning that cannot be given must not fail their append.
+      await this.tellEmptied(store).catch(() => {});
+    }
     seqs.forEach((seq, i) => this.seen.set(seenKey({ key: items[i]!.key, seq }), digest(items[i]!.payload)));
+  }
+
+  /**
+   * Warns, once, that the namespace was emptied while this handle had it open (its header was
+   * gone, and an append put it back): without persistence a Redis restart empties it, and the
+   * recordings this run made (acknowledged as recorded) went with it, silently, the run
+   * counting them as added. How many of them are gone is read back, per request key: on a
+   * cluster only the slots of the restarted master were emptied. Rare, so the reads cost
+   * nothing on the usual path; a read that fails counts its records as gone.
+   */
+  private async tellEmptied(store: RedisRecords): Promise<void> {
+    const mine = new Map<string, Map<number, string>>();
+    let loaded = 0;
+    for (const [k, v] of this.seen) {
+      if (typeof v !== 'string') {
+        loaded++;
+        continue;
+      }
+      const space = k.indexOf(' ');
+      const key = k.slice(space + 1);
+      let m = mine.get(key);
+      if (!m) mine.set(key, (m = new Map()));
+      m.set(Number(k.slice(0, space)), v);
+    }
+    let gone = 0;
+    const keys = [...mine.keys()];
+    for (let i = 0; i < keys.length; i += 64) {
+      const batch = keys.slice(i, i + 64);
+      const found = await Promise.all(batch.map((k) => store.read(k).catch(() => [])));
+      batch.forEach((k, j) => {
+        const want = mine.get(k)!;
+        const there = found[j]!.filter((r) => want.get(r.seq) === digest(r.payload)).length;
+        gone += want.size - there;
+      });
+    }
+    const made = `${gone} recording${gone === 1 ? '' : 's'} this run made ${gone === 1 ? 'is' : 'are'} gone`;
+    const before = loaded > 0 ? `, and the ${loaded} other recording${loaded === 1 ? '' : 's'} it read from the namespace likely went too` : '';
+    const message = `${this.location}: the namespace was emptied since this run opened (Redis restarted without persistence?): ${made}${before}; enable persistence (appendonly yes) or re-record.`;
+    if (this.onWarning) this.onWarning(message);
+    else if (typeof process !== 'undefined' && process.emitWarning) process.emitWarning(message, { code: 'TAPEDECK_STORE' });
+    else console.warn(message);
   }
 
   /**

@@ -148,7 +148,10 @@ export function storeUnavailable(target: RedisTarget, doing: string, cause: unkn
       hint ??
       (auth
         ? 'Check the user name and password in the URL (redis://user:password@host:port), or the server ACL.'
-        : downHint(target, why, cluster)),
+        : /^TRYAGAIN\b/.test(why)
+          ? // Every node answered: the key's slot was moving between masters (resharding).
+            `The key's hash slot was being migrated between masters of the Redis Cluster (resharding) for longer than the command deadline; no node is down. Try again once the migration has finished (redis-cli --cluster check ${target.host}:${target.port} shows open slots), or raise commandTimeoutMs to wait it out.`
+          : downHint(target, why, cluster)),
   });
 }
 
@@ -282,7 +285,8 @@ export async function connectRedis(target: RedisTarget, opts: ConnectOptions = {
     clusterMode = await isCluster(probe, commandTimeout);
     if (!clusterMode && target.database !== 0) noDatabase = await missingDatabase(probe, target, commandTimeout);
   } catch (e) {
-    throw storeUnavailable(target, 'connecting', probeError ?? e);
+    const cause = probeError ?? e;
+    throw (await notRedis(target, cause, connectTimeout, opts.tls)) ?? storeUnavailable(target, 'connecting', cause);
   } finally {
     destroy(probe);
   }
@@ -303,6 +307,56 @@ export async function connectRedis(target: RedisTarget, opts: ConnectOptions = {
     defaults: { ...common, socket },
   });
   return wrap(target, true, await connected(cluster, target, 'connecting to the cluster', connectTimeout, true), typeMapping, commandTimeout);
+}
+
+/**
+ * E_STORE_UNAVAILABLE for a port served by something that is not Redis (the client fails on its
+ * first reply byte, `Unknown RESP type 72 "H"`, which read as a Redis that was down, with the
+ * hint to start one there). The first bytes the service sends are looked at on a socket of
+ * their own, so the message can say what answers: an HTTP server when they start with `HTTP/`.
+ * Undefined when the failure is not a reply Redis would never send. Costs a connection, on
+ * this failure only.
+ *
+ * @example
+ * throw (await notRedis(target, e, 5000)) ?? storeUnavailable(target, 'connecting', e)
+ */
+async function notRedis(target: RedisTarget, cause: unknown, ms: number, tlsOptions?: Record<string, unknown>): Promise<TapedeckError | undefined> {
+  const why = cause instanceof Error ? cause.message : String(cause);
+  if (!/Unknown RESP type|Protocol error/i.test(why)) return undefined;
+  const bytes = await firstBytes(target, Math.min(ms, 2000), tlsOptions).catch(() => '');
+  // Only what reads as text, up to the end of the first line, and short: it goes in a message.
+  const line = bytes.split(/\r?\n/)[0]!.replace(/[^\x20-\x7e]/g, '?').slice(0, 40);
+  const where = `${target.host}:${target.port}`;
+  const what = line.startsWith('HTTP/')
+    ? `the service at ${where} answered as an HTTP server, not Redis`
+    : `the service at ${where} answered something that is not Redis (${line !== '' ? `its first bytes: ${JSON.stringify(line)}` : scrub(why, target).replace(/[.\s]+$/, '')})`;
+  return new TapedeckError('E_STORE_UNAVAILABLE', `Redis store ${target.masked} is unavailable (connecting): ${what}.`, {
+    url: target.masked,
+    hint: `Check the port: ${where} is served by another program (Redis listens on 6379 unless told otherwise); correct the host or port in the Redis URL, or start Redis on a port of its own (redis-server --port PORT).`,
+  });
+}
+
+/** The first bytes a service sends after a PING (an HTTP server answers it with an error page), as latin1 text. */
+async function firstBytes(target: RedisTarget, ms: number, tlsOptions?: Record<string, unknown>): Promise<string> {
+  const { connect } = await import('node:net');
+  const tls = target.tls ? await import('node:tls') : undefined;
+  return new Promise<string>((resolve) => {
+    let got = Buffer.alloc(0);
+    const sock = tls ? tls.connect({ host: target.host, port: target.port, servername: target.host, ...(tlsOptions ?? {}) }) : connect(target.port, target.host);
+    const done = () => {
+      clearTimeout(timer);
+      sock.destroy();
+      resolve(got.toString('latin1'));
+    };
+    const timer = setTimeout(done, ms);
+    sock.on(tls ? 'secureConnect' : 'connect', () => sock.write('PING\r\n'));
+    sock.on('data', (d: Buffer) => {
+      got = Buffer.concat([got, d]);
+      if (got.length >= 64 || got.includes(10)) done();
+    });
+    sock.on('error', done);
+    sock.on('close', done);
+  });
 }
 
 /**
@@ -379,6 +433,9 @@ function destroy(c: NodeRedisClient): void {
   }
 }
 
+/** Whether `e` is Redis's TRYAGAIN reply (a cluster slot being migrated). */
+const tryAgain = (e: unknown): boolean => /^TRYAGAIN\b/.test(String((e as Error | undefined)?.message ?? ''));
+
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let t: NodeJS.Timeout | undefined;
   return Promise.race([
@@ -425,6 +482,29 @@ function wrap(target: RedisTarget, cluster: boolean, client: NodeRedisClient, ty
     }
     return storeUnavailable(target, `running ${String(args[0])}`, e, undefined, cluster);
   };
+  /**
+   * A cluster answers TRYAGAIN to a multi-key command while the keys' slot is being migrated
+   * and only some of them have moved: it means "retry shortly", not a lost node. Sent again
+   * with a growing pause, within the command's deadline (counted from the first TRYAGAIN,
+   * which comes at once: the usual path reads no clock); only then is it an error, saying the
+   * slot was being migrated.
+   */
+  const retried = async (key: string | undefined, args: (string | Buffer)[], first: unknown): Promise<unknown> => {
+    const started = Date.now();
+    let last = first;
+    for (let pause = 20; ; pause = Math.min(pause * 2, 250)) {
+      const left = started + commandTimeout - Date.now();
+      if (left <= pause) break;
+      await new Promise((r) => setTimeout(r, pause));
+      try {
+        return await answered(client.sendCommand(key, false, args, options), started + commandTimeout - Date.now());
+      } catch (e) {
+        last = e;
+        if (!tryAgain(e)) break;
+      }
+    }
+    throw failed(args, last);
+  };
   return {
     target,
     cluster,
@@ -435,6 +515,7 @@ function wrap(target: RedisTarget, cluster: boolean, client: NodeRedisClient, ty
       try {
         return await answered(cluster ? client.sendCommand(key, false, args, options) : client.sendCommand(args, options), commandTimeout);
       } catch (e) {
+        if (cluster && tryAgain(e)) return retried(key, args, e);
         throw failed(args, e);
       }
     },

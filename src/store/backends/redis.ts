@@ -87,7 +87,8 @@ const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + ma
  * The header holds the namespace's redaction salt, under which the writer masked the records'
  * secrets. A namespace emptied while the writer is open (a restart without persistence, a
  * FLUSHDB) gets the writer's header back, so what it records next is keyed as its readers will
- * key it; a namespace made again by another writer, with another header, returns { -1, 0 } and
+ * key it, and the reply's third element is 1 (the writer warns: what it recorded before is
+ * gone); a namespace made again by another writer, with another header, returns { -1, 0 } and
  * nothing is reserved.
  *
  * A number is never handed out twice in a namespace, even once its counter is lost: on a
@@ -100,9 +101,10 @@ const NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + ma
  * behind its records, as after a failover to a lagging replica): the counter jumps past it.
  */
 const RESERVE = `${NOW}
+local restored = 0
 if ARGV[3] ~= '' then
   local h = redis.call('GET', KEYS[3])
-  if not h then redis.call('SET', KEYS[3], ARGV[3])
+  if not h then redis.call('SET', KEYS[3], ARGV[3]) restored = 1
   elseif h ~= ARGV[3] then return { -1, 0 } end
 end
 local cur = redis.call('GET', KEYS[1])
@@ -116,7 +118,7 @@ local exp = 0
 local score = '+inf'
 if ttl > 0 then exp = now + ttl score = exp end
 for i = 5, #ARGV do redis.call('ZADD', KEYS[2], 'GT', score, ARGV[i]) end
-return { redis.call('INCRBY', KEYS[1], tonumber(ARGV[1])) - tonumber(ARGV[1]) + 1, exp }`;
+return { redis.call('INCRBY', KEYS[1], tonumber(ARGV[1])) - tonumber(ARGV[1]) + 1, exp, restored }`;
 
 /**
  * KEYS: index, legacy key set. Returns { now, member, score, member, score... }: the listed keys
@@ -408,6 +410,9 @@ export class RedisRecords {
    * reserved for the whole batch first, then each request key's records are written in one
    * atomic script. Returns each record's sequence number. `ttlMs` overrides the store default.
    *
+   * `header`: the tape header the writer keys by, put back if the namespace lost it (then
+   * `onRestored` is called, before the records are written: the namespace was emptied).
+   *
    * A write never replaces a stored record: a request key whose hash already holds one of the
    * numbers reserved (a counter that lost numbers it had handed out) gets numbers above its
    * highest and is written again; its records stay in their order.
@@ -415,7 +420,7 @@ export class RedisRecords {
    * @example
    * const [seq] = await store.append([{ key: collectionKeyOf(payload), payload }])
    */
-  async append(items: readonly { key: string; payload: Uint8Array }[], opts: { ttlMs?: number; header?: Uint8Array } = {}): Promise<number[]> {
+  async append(items: readonly { key: string; payload: Uint8Array }[], opts: { ttlMs?: number; header?: Uint8Array; onRestored?: () => void } = {}): Promise<number[]> {
     if (items.length === 0) return [];
     const ttl = Math.round(opts.ttlMs ?? this.ttlMs);
     const header = opts.header ? Buffer.from(opts.header.buffer, opts.header.byteOffset, opts.header.byteLength) : '';
@@ -425,7 +430,8 @@ export class RedisRecords {
     let floor = 0;
     for (let attempt = 1; pending.length > 0; attempt++) {
       const distinct = [...new Set(pending.map((i) => items[i]!.key))];
-      const [first, expiry] = ((await this.script('RESERVE', [this.nsKey('seq'), this.nsKey('index'), this.nsKey('header')], [String(pending.length), String(ttl), header, String(floor), ...distinct])) as unknown[]).map(Number) as [number, number];
+      const [first, expiry, restored] = ((await this.script('RESERVE', [this.nsKey('seq'), this.nsKey('index'), this.nsKey('header')], [String(pending.length), String(ttl), header, String(floor), ...distinct])) as unknown[]).map(Number) as [number, number, number?];
+      if (restored === 1) opts.onRestored?.();
       if (first < 0) {
         throw new TapedeckError('E_TAPE_CHANGED', `Redis store ${this.target.masked} (namespace ${this.namespace}) was emptied and made again by another writer while this one was open: its redaction salt is not the one this writer masked secrets with, so nothing was recorded.`, {
           url: this.target.masked,
