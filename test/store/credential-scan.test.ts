@@ -72,3 +72,16 @@ describe('credential search shortcuts', () => {
     expect(mayHoldCredential('{"model":"gpt-4o-2024-08-06","id":"call_ADW9fwNwL8f8E2uT38lUEpXF","input":"hello there"}')).toBe(false);
   });
 });
+
+// Prose after Bearer/Basic/Token (a capitalized word starts a sentence) was masked in answers,
+// and replay served `[REDACTED:…]` instead of what the model said.
+describe('Bearer, Basic and Token before words', () => {
+  it('leave prose alone and still find tokens', () => {
+    for (const prose of ['Basic internationalization is step one.', 'Token classification-and-tagging comes next.', 'Bearer bonds/securities-instruments are old.', 'Basic responsibilities include hiring.']) {
+      expect(credentialMatches(prose), prose).toEqual([]);
+    }
+    for (const tok of ['Bearer ya29.a0AfB_byC-example-token', 'Basic dXNlcjpwYXNzd29yZA==', 'Token abcdefghijklmnop1', 'Bearer abcdefghijklmnopQrst', 'Bearer 0123456789abcdef0123']) {
+      expect(credentialMatches(`Authorization: ${tok} ok`).map((m) => m.text), tok).toEqual([tok]);
+    }
+  });
+});

@@ -200,7 +200,7 @@ describe('redaction', () => {
   it('judges a header value or member name met before as a fresh redactor does (what it remembers between calls changes nothing)', () => {
     const opts = { salt: '0123456789abcdef0123456789abcdef', fields: ['Internal_Token'] };
     const kept = redactor(opts);
-    const values = ['application/json', 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36', 'Bearer sk-proj-abcdefghijklmnopqrstuvwx', 'token sk-ant-api03-abcdefghijklmnopqrstuv', 'x'.repeat(300)];
+    const values = ['application/json', 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36', 'Bearer sk-proj-4bcdefGhijklmnopqrstu9wx', 'token sk-ant-api03-abcdefghijklmnopqrstuv', 'x'.repeat(300)];
     const names = ['model', 'api_key', 'apiKey', 'internal-token', 'content', 'db_password'];
     // More distinct names than the redactor remembers (secret ones among them), so it stops
     // remembering new ones too.
