@@ -1192,24 +1192,29 @@ export class Deck {
     }
   }
 
-  /** Every recording's stored request on a route, whatever its kind (decoded from the tape as they are asked for; a miss's explanation only). */
-  private *allStoredRequests(r: Route): Generator<HttpRecord['request']> {
-    const seen = new Set<HttpRecord>();
-    for (const rec of r.records) {
-      seen.add(rec);
-      yield rec.request;
-    }
-    for (const runs of [r.llmAt, r.httpAt]) {
+  /**
+   * The stored requests of a route's recordings whose body was keyed as JSON (`json`: LLM and
+   * JSON recordings) or not (HTTP ones): a miss's explanation only. Only the request of each is
+   * read from the tape, never its answer (the first miss decodes no answer).
+   */
+  private *storedRequestsKeyed(r: Route, json: boolean): Generator<HttpRecord['request']> {
+    // A recording decoded at open is in `records` and may be at an index of `llmAt` too: met
+    // twice, it is compared twice, which changes nothing.
+    for (const rec of r.records) if ((rec.match !== 'http') === json) yield rec.request;
+    const col = this.col;
+    if (!col) return;
+    for (const runs of json ? [r.llmAt, r.httpAt] : [r.httpAt]) {
       for (const i of runs ?? []) {
-        const rec = this.col?.loadedValue(i);
-        if (rec !== undefined && !seen.has(rec)) yield rec.request;
+        if ((col.loadedField(i, 'match') !== 'http') !== json) continue;
+        const request = col.loadedMember(i, 'request') as HttpRecord['request'] | undefined;
+        if (request !== undefined) yield request;
       }
     }
   }
 
   /** A miss whose body a recording of the route holds, sent with a content type that keys it the other way (JSON against text): see content-type-difference.ts. */
   private contentTypeMiss(req: DeckRequest, r: Route, asJson: boolean): HttpMissDetail | undefined {
-    const text = contentTypeDifference(req.body, req.headers, asJson, this.allStoredRequests(r), this.redactor);
+    const text = contentTypeDifference(req.body, req.headers, asJson, this.storedRequestsKeyed(r, !asJson), this.redactor);
     return text === undefined ? undefined : { text, fix: contentTypeFix(recordHow(this.entry)) };
   }
 

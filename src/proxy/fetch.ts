@@ -486,7 +486,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       // A closed fetch stays closed: its answer is final, a 400 that no client retries (a 503
       // is retried whatever the headers say by some: LangChain's six tries took 77 s).
       const closed = e.code === 'E_PROXY_CLOSED';
-      const status = closed ? 400 : statusOf(e.code, d?.missStatus ?? opts.missStatus);
+      const status = closed ? 400 : statusOf(e.code, d?.missStatus ?? opts.missStatus, e.details.cause);
       const answerWith = (x: TapedeckError): Response => {
         const answer = errorAnswer(x, u.pathname, dreq.headers, status, showsWholeBody(dreq.headers), closed);
         return new Response(answer.body, { status, headers: answer.headers });

@@ -52,7 +52,18 @@ const STATUS: Record<string, number> = {
   E_RECORD_FAILED: 503,
   // A user's hook threw: the server's set-up, as E_PROXY_BODY; not retried (the same again).
   E_HOOK: 500,
+  // A tape that cannot be read at all (not a tape, a newer format, merge conflict markers, a
+  // damaged header, an unknown extension type): every call gets the same, so a 400, which no
+  // SDK retries, as for a miss. As a 500 the AI SDK retried it twice and failed after 6 s.
+  E_TAPE_CORRUPT: 400,
+  E_TAPE_VERSION: 400,
+  E_TAPE_MERGE: 400,
+  E_TAPE_HEADER: 400,
+  E_TAPE_TYPE: 400,
 };
+
+// Causes of E_TAPE_IO that no retry changes: the tape path names a directory, or is not readable.
+const LASTING_IO = new Set(['EISDIR', 'ENOTDIR', 'EACCES', 'EPERM']);
 
 /**
  * The HTTP status of a replay miss. 400, because every SDK raises it at once with tapedeck's
@@ -62,9 +73,16 @@ const STATUS: Record<string, number> = {
  */
 export const DEFAULT_MISS_STATUS = 400;
 
-/** The HTTP status for an error code (500 for codes that mean tapedeck itself failed). */
-export function statusOf(code: string, missStatus = DEFAULT_MISS_STATUS): number {
+/**
+ * The HTTP status for an error code (500 for codes that mean tapedeck itself failed); `cause`:
+ * the system error behind an E_TAPE_IO (`EISDIR`: a lasting one, a 400 as a tape that is no tape).
+ *
+ * @example
+ * statusOf('E_TAPE_CORRUPT') // 400
+ */
+export function statusOf(code: string, missStatus = DEFAULT_MISS_STATUS, cause?: unknown): number {
   if (code === 'E_MISS') return missStatus;
+  if (code === 'E_TAPE_IO' && typeof cause === 'string' && LASTING_IO.has(cause)) return 400;
   return STATUS[code] ?? 500;
 }
 

@@ -107,7 +107,7 @@ describe('a record of a newer record version', () => {
         (x: unknown) => x,
       )) as InstanceType<typeof OpenAI.APIError>;
       expect(e).toBeInstanceOf(OpenAI.APIError);
-      expect(e.status).toBe(500);
+      expect(e.status).toBe(400); // no SDK retries it: an upgrade, not a passing failure
       expect(e.headers?.get('x-tapedeck-error')).toBe('E_TAPE_VERSION');
       expect(e.message).toContain('is an HTTP exchange record of record version 9; this tapedeck reads version 1 of it');
       expect(e.message).toContain('upgrade tapedeck');
