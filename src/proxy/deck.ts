@@ -16,6 +16,7 @@ import type { RecordBackend, StoreWarning } from '../store/backend.ts';
 // Browser bundles get open.browser.ts instead (package.json "browser"): backend objects only, so
 // no tape-file or Redis code reaches a page; the browser entry passes the tape it loaded as `store`.
 import { checkStore, isBackend, storeBackend } from '../store/backends/open.ts';
+import { pruneUnusedSessions } from '../realtime/prune.ts';
 import { RecordCollection, type CloseReport } from '../store/collection.ts';
 import { resolveModeWithSource, type TapeMode } from '../store/mode.ts';
 import type { NormalizeOptions } from '../providers/normalize.ts';
@@ -1395,6 +1396,9 @@ export class Deck {
       // Not after injected faults answered calls (prune-guard.ts).
       const prune = this.opts.pruneUnused === true && pruneMayRemove(this.stats().faults, this.tape, this.warn);
       const report = (await this.col?.close({ pruneUnused: prune })) ?? { replaced: [], pruned: [] };
+      // The proxy's realtime sessions on the same tape no connect of this run used go too (their endpoint closed before).
+      const rtStore = this.opts.store ?? this.opts.tape;
+      if (prune && this.col && this.entry.kind === 'proxy' && (this.counters.realtimeSessions ?? 0) > 0 && typeof rtStore === 'string') report.pruned.push(...(await pruneUnusedSessions(rtStore).catch((e: unknown) => (this.warn(`tapedeck: could not prune unused realtime sessions in ${this.tape}: ${e instanceof Error ? e.message : String(e)}`), []))));
       this.closeCounts = { ...(report.rerecorded ? { rerecorded: report.rerecorded } : {}), ...(report.retried ? { retried: report.retried } : {}) };
       if (prune && this.col) sayKept(this.col, this.tape, this.warn);
       if (report.pruned.length > 0) {

@@ -94,6 +94,8 @@ export class RealtimeEndpoint {
   /** Per connect key, sessions recorded behind chaos's close waiting for their reconnects. */
   private readonly behind = new Map<string, Behind[]>();
   private closing = false;
+  /** Connects whose upstream could not be reached or refused them (upstreamFailed). */
+  private upstreamFailures = 0;
 
   constructor(opts: RealtimeEndpointOptions) {
     // A misspelt option (`mdoe`) or redact rule would be dropped without a word. Checked here,
@@ -145,7 +147,9 @@ export class RealtimeEndpoint {
     // redact.query names) masked as in an HTTP request's stored URL.
     const stored = tape.redactor.url(safeUrl(url, protocol));
     const label = `${req.method ?? 'GET'} ${stored}`;
-    const base = { tape, protocol, label, timing: this.opts.timing };
+    const base: Omit<RealtimeSessionOptions, 'client'> = { tape, protocol, label, timing: this.opts.timing };
+    // Update mode: a replayed connect whose frames differ from every recorded session goes on live, recorded.
+    if (tape.mode === 'update' && this.opts.upstream) base.goLive = this.goLive(tape, protocol, base, key, label, req, url, offered, stored, kept);
     let faults: ConnectChaos | undefined;
     try {
       faults = this.connectChaos(tape, key, req.headers[CHAOS_HEADER]);
@@ -219,10 +223,13 @@ export class RealtimeEndpoint {
       const parts: Buffer[] = [];
       res.on('data', (c: Buffer) => parts.push(c));
       res.on('end', () => refuse(socket, res.statusCode ?? 502, Buffer.concat(parts).toString(), String(res.headers['content-type'] ?? 'text/plain')));
+      this.upstreamFailed(target, `it answered HTTP ${res.statusCode ?? 502}`);
       res.on('error', () => refuse(socket, 502, 'the upstream refused the WebSocket'));
     });
     up.on('error', (e) => {
-      if (up.readyState !== up.OPEN) refuse(socket, 502, `tapedeck: the upstream WebSocket ${target.origin}${target.pathname} failed: ${e.message}`);
+      if (up.readyState === up.OPEN) return;
+      this.upstreamFailed(target, e.message);
+      refuse(socket, 502, `tapedeck: the upstream WebSocket ${target.origin}${target.pathname} failed: ${e.message}`);
     });
     up.once('open', () => {
       this.accept(req, socket, head, up.protocol || undefined, (client) => {
@@ -230,6 +237,59 @@ export class RealtimeEndpoint {
         this.live.add(s);
       });
     });
+  }
+
+  /**
+   * Says on the tape's warning channel (serve's stderr) that the upstream of a connect could not
+   * be reached or refused it: the client's SDK shows only the status it was answered with.
+   */
+  private upstreamFailed(target: URL, why: string): void {
+    // Numbered: the proxy's warning channel says a repeated line once, and each connect failed.
+    const n = ++this.upstreamFailures;
+    this.opened?.warn(`tapedeck: realtime connect to the upstream ${target.origin}${target.pathname} failed: ${why}; the client was answered with the failure, nothing recorded (failed upstream connect ${n}).`);
+  }
+
+  /**
+   * How a replayed connect goes on live in update mode (RealtimeSessionOptions.goLive): an
+   * upstream session is opened for it and recorded as a new session of the key, brought to where
+   * the replay left the client first (./catch-up.ts). The client's frames wait for it meanwhile;
+   * an upstream that cannot be reached is told as a miss.
+   */
+  private goLive(tape: RealtimeTape, protocol: RealtimeProtocol, base: Omit<RealtimeSessionOptions, 'client'>, key: string, label: string, req: IncomingMessage, url: URL, offered: string[], stored: string, kept: string[]): NonNullable<RealtimeSessionOptions['goLive']> {
+    return (client, from) => {
+      if (client.readyState !== client.OPEN || this.closing) return;
+      const early: [Buffer, boolean][] = [];
+      const hold = (d: Data, isBinary: boolean): void => void early.push([asBuffer(d), isBinary]);
+      client.on('message', hold);
+      const turn = tape.headTurn(key);
+      const { up, target } = this.upstreamSocket(this.opts.upstream!, url, req, offered);
+      up.once('close', () => turn.skip());
+      client.once('close', () => {
+        turn.skip();
+        if (up.readyState === up.CONNECTING) up.terminate();
+      });
+      const failed = (why: string): void => {
+        client.off('message', hold);
+        this.upstreamFailed(target, why);
+        sendMiss(client, protocol, `tapedeck: this session has no recording (${label}) and the upstream WebSocket ${target.origin}${target.pathname} failed: ${why}`);
+      };
+      let refused = false;
+      up.on('unexpected-response', (_r, res) => {
+        res.resume();
+        refused = true;
+        failed(`it answered HTTP ${res.statusCode ?? 502}`);
+      });
+      up.on('error', (e) => {
+        if (up.readyState !== up.OPEN && !refused) failed(e.message);
+      });
+      up.once('open', () => {
+        client.off('message', hold);
+        if (client.readyState !== client.OPEN) return up.close();
+        const s = new LiveSession({ ...base, client, asked: askedBy(req, offered, protocol), onDone: () => this.live.delete(s), catchUp: from }, up, key, { url: stored, protocols: kept }, turn);
+        this.live.add(s);
+        for (const [b, isBinary] of [...from.rest, ...early]) s.receive(b, isBinary);
+      });
+    };
   }
 
   /**
@@ -318,7 +378,9 @@ export class RealtimeEndpoint {
           }
         : undefined;
       try {
-        new ReplaySession({ ...base, client, chaos: replayChaos, missHint: RECONNECT_DIFFERS, ...(go ? { continues: go } : {}) }, session);
+        // A reconnect that differs is a miss in every mode (never a second live session).
+        const { goLive: _, ...once } = base;
+        new ReplaySession({ ...once, client, chaos: replayChaos, missHint: RECONNECT_DIFFERS, ...(go ? { continues: go } : {}) }, session);
       } catch (e) {
         sendMiss(client, base.protocol, `tapedeck: ${errorText(e)}`);
       }
@@ -441,11 +503,13 @@ export class RealtimeEndpoint {
       up.on('unexpected-response', (_r, res) => {
         res.resume();
         handOver(undefined);
+        this.upstreamFailed(target, `it answered HTTP ${res.statusCode ?? 502}`);
         sendMiss(client, protocol, `tapedeck: the upstream refused the WebSocket ${target.origin}${target.pathname} (HTTP ${res.statusCode ?? 502})`);
       });
       up.on('error', (e) => {
         if (up.readyState === up.OPEN) return;
         handOver(undefined);
+        this.upstreamFailed(target, e.message);
         sendMiss(client, protocol, `tapedeck: the upstream WebSocket ${target.origin}${target.pathname} failed: ${e.message}`);
       });
       up.once('open', () => {

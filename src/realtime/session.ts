@@ -31,12 +31,13 @@ import { closeReason, type RealtimeProtocol } from '../providers/realtime.ts';
 import type { RealtimeEnd, RealtimeFrame } from '../store/records.ts';
 import { maskSplitTexts } from '../store/stream-redact.ts';
 import { echoing, type EchoingRedactor, type EchoSource } from '../store/echo-redact.ts';
+import { CatchUp, type GoLive } from './catch-up.ts';
 import type { Chosen, FirstFrameChoice } from './choice.ts';
 import { Ids } from './ids.ts';
 import { idDifference, idsOfStep, type IdDifference } from './issued-ids.ts';
 import { LiveCut, QUIET_MS, type BehindFault, type Continue, type LiveFault, type WireFrame } from './live-cut.ts';
 import type { Lineup, Occupant } from './lineup.ts';
-import { fit, takeOver, type Outcome, type Progress, type Sent, type Takeover } from './switch.ts';
+import { fit, serverIndex, takeOver, type Outcome, type Progress, type Sent, type Takeover } from './switch.ts';
 import { blobDigest, type HeadTurn, type LoadedSession, type RealtimeTape, type RealtimeTiming } from './tape.ts';
 
 export type { RealtimeTiming } from './tape.ts';
@@ -136,6 +137,19 @@ export interface RealtimeSessionOptions {
    * chaos's close) the replay does neither. A replay chaos closes gives its place back.
    */
   seat?: { lineup: Lineup; index?: number };
+  /**
+   * Replay in update mode: a connect whose frames turn out to differ from every recorded session
+   * of its connect goes on live and is recorded, in place of a miss (the endpoint opens the
+   * upstream). Given the client, what it sent and was sent so far (see {@link GoLive}).
+   */
+  goLive?: (client: WebSocket, from: GoLive) => void;
+  /**
+   * Live only: a connect that replayed a recording until its frames differed from every one
+   * (`goLive`): the frames it sent before are sent upstream first, and the upstream's answers to
+   * them are recorded but not sent on (the client had the recording's), their ids mapped to the
+   * ones the client was sent; then the rest goes live.
+   */
+  catchUp?: GoLive;
   /**
    * Live only: what the connect carried (its headers, URL and the keys of its subprotocols), so
    * the server's frames have the connect's own secrets masked where they repeat them
@@ -250,6 +264,10 @@ export class LiveSession implements BehindFault {
   private faultOut = false;
   /** Sends the frames held for the cut once the upstream is quiet (./live-cut.ts, QUIET_MS). */
   private quietTimer: NodeJS.Timeout | undefined;
+  /** With opts.catchUp: the upstream brought to where the replayed client is (./catch-up.ts); the client's frames wait meanwhile. */
+  private catchUp: CatchUp | undefined;
+  private held: [Buffer, boolean][] = [];
+  private feeding = false;
 
   constructor(opts: RealtimeSessionOptions, upstream: WebSocket, openKey: string, head: { url: string; protocols: string[] }, turn?: HeadTurn) {
     this.opts = opts;
@@ -273,6 +291,20 @@ export class LiveSession implements BehindFault {
     upstream.on('message', (d: Data, binary: boolean) => this.fromServer(asBuffer(d), binary));
     upstream.on('close', (code: number, reason: Buffer) => this.serverClosed(code, reason.toString()));
     upstream.on('error', () => {});
+    if (opts.catchUp) {
+      this.catchUp = new CatchUp(opts.protocol, opts.catchUp, {
+        send: (frames) => {
+          this.feeding = true;
+          for (const [b, binary] of frames) this.fromClient(b, binary);
+          this.feeding = false;
+        },
+        forward: (b, binary) => this.forward(b, binary),
+        done: (ids) => {
+          if (ids.size > 0) this.ids2 = { toClient: ids, toUp: new Map([...ids].map(([up, mine]) => [mine, up])) };
+          for (const [b, binary] of this.held.splice(0)) this.fromClient(b, binary);
+        },
+      });
+    }
   }
 
   /** Listens to a client socket, while it is the session's client (a faulted one's is not, once its reconnect took over). */
@@ -353,6 +385,11 @@ export class LiveSession implements BehindFault {
     // Past the fault's cut the client is being closed: what it sends is neither answered nor
     // recorded (a replay of the session does not answer it either).
     if (this.clientCut) return;
+    // The upstream is being brought to where the replay left the client: its frames wait.
+    if (this.catchUp?.active && !this.feeding) {
+      this.held.push([b, binary]);
+      return;
+    }
     // A reconnect's frame, with the ids the upstream knows.
     b = LiveSession.swapped(b, binary, this.ids2?.toUp);
     if (this.up.readyState === this.up.OPEN) this.up.send(b, { binary });
@@ -447,6 +484,14 @@ export class LiveSession implements BehindFault {
         this.frames.push({ ms: this.ms(), text, ...(blobs.length > 0 ? { blobs } : {}), ...at, ...(binary ? { binary: true as const } : {}) });
         completes = this.opts.protocol.completes(msg);
       }
+    }
+    if (this.catchUp?.active) {
+      // The upstream's answers to what the replay answered: recorded, not sent (./catch-up.ts).
+      if (completes) {
+        this.closeRun();
+        void this.flush().catch(() => {});
+      }
+      return this.catchUp.server(b, binary);
     }
     if (this.clientCut) {
       // Past the fault's cut, before the reconnect goes on live: recorded, kept for it (the
@@ -550,6 +595,7 @@ export class LiveSession implements BehindFault {
     if (this.ended) return Promise.resolve(end);
     this.ended = true;
     this.endedAs = end;
+    this.catchUp?.stop();
     if (!this.records) return Promise.resolve(end);
     // A close frame's reason is the server's (or client's) text like any frame's: an API that
     // names the key it refused ("Quota exceeded for key AIza...") would put it on disk.
@@ -658,6 +704,12 @@ export class ReplaySession implements Occupant {
   /** Bytes of the current audio step the client has sent, and server frames of it sent so far. */
   private offset = 0;
   private sent = 0;
+  /**
+   * Server frames of later steps the client was sent already (their index among the session's
+   * server frames), skipped when their step comes: a session taken over whose server sent them
+   * later than the one before did (src/realtime/switch.ts).
+   */
+  private ahead = new Set<number>();
   private clientFrames = 0;
   private over = false;
   private clock: Promise<void> = Promise.resolve();
@@ -679,6 +731,11 @@ export class ReplaySession implements Occupant {
   private searching = false;
   /** What a miss at the first frame says in place of how to re-record (the choice found the session that starts with it). */
   private note: string | undefined;
+  /** With opts.goLive: the client frames taken in order, and the server frames sent (what going live catches up on). */
+  private readonly log: [Buffer, boolean][] = [];
+  private readonly sentFrames: Played[] = [];
+  /** Going live: frames the client sends until the endpoint takes it over, for the live session. */
+  private liveQueue: [Buffer, boolean][] | undefined;
 
   constructor(opts: RealtimeSessionOptions, session: LoadedSession) {
     this.opts = opts;
@@ -780,14 +837,15 @@ export class ReplaySession implements Occupant {
     if (got.refuse) {
       const msg = parse(first);
       this.clientFrames++;
-      return this.miss(msg, `client frame 1 (${msg === undefined ? notJson(held[0]?.[1] ?? true) : this.opts.protocol.frameName(msg)})`);
+      if (this.opts.goLive && held[0]) this.log.push(held[0]);
+      return this.miss(msg, `client frame 1 (${msg === undefined ? notJson(held[0]?.[1] ?? true) : this.opts.protocol.frameName(msg)})`, undefined, held.slice(1));
     }
     for (const [b, binary] of held) this.fromClient(b, binary);
   }
 
   /** How far the replay has gone (src/realtime/switch.ts). */
   private progress(): Progress {
-    return { step: this.step, offset: this.offset, sent: this.sent, swap: this.swap, mine: (n) => this.ids.rawOf(n) };
+    return { step: this.step, offset: this.offset, sent: this.sent, ahead: [...this.ahead].sort((x, y) => x - y), swap: this.swap, mine: (n) => this.ids.rawOf(n) };
   }
 
   /**
@@ -807,12 +865,30 @@ export class ReplaySession implements Occupant {
   private adopt(session: LoadedSession, index: number | undefined, t: Takeover): void {
     this.current = session;
     this.end = session.end;
-    ({ steps: this.steps } = this.prepare(session));
+    const prepared = this.prepare(session);
+    this.steps = prepared.steps;
     this.swap = t.swap.size > 0 ? t.swap : undefined;
     this.recordedIds = t.recordedIds;
+    this.ahead = new Set(t.ahead);
     if (this.seat) this.seat.index = index;
     this.recut();
     this.unseeIds();
+    if (t.owed.length > 0) {
+      // Its server sent these before the client's frame at this point; the client was not sent
+      // them (the session before sent them later): they go out now, before the rest.
+      const all = [...prepared.prelude, ...prepared.steps.flatMap((st) => st.server)];
+      const owed = t.owed.map((j) => all[j]!);
+      this.play(owed, owed[0]!.ms);
+    }
+  }
+
+  /**
+   * Of server frames of step `step` from its frame `first` on, due now, those the client was
+   * not sent already (see `ahead`).
+   */
+  private fresh(step: number, first: number, frames: readonly Played[]): readonly Played[] {
+    if (this.ahead.size === 0) return frames;
+    return frames.filter((_, k) => !this.ahead.delete(serverIndex(this.current, step, first + k)));
   }
 
   /** The session replayed changed: the ids it had are read again from its start. */
@@ -861,7 +937,7 @@ export class ReplaySession implements Occupant {
       const queued = this.pending ?? [];
       this.pending = undefined;
       this.searching = false;
-      if (!o.moved) return this.miss(msg, difference, o.note);
+      if (!o.moved) return this.miss(msg, difference, o.note, queued);
       // Its client left as the search ended: replayed as far as it went, its place stays served.
       if (this.over) {
         if (this.seat?.index !== undefined) this.seat.lineup.leave(this.seat.index, this);
@@ -932,6 +1008,7 @@ export class ReplaySession implements Occupant {
     const timing = this.opts.timing ?? 'none';
     const client = this.opts.client;
     this.tape.framesReplayed += frames.length;
+    if (this.opts.goLive) for (const f of frames) this.sentFrames.push(f);
     if (timing === 'none') {
       if (client.readyState !== client.OPEN || frames.length === 0) return;
       // One write for the frames of a step rather than one per frame (ws writes each frame to
@@ -976,7 +1053,10 @@ export class ReplaySession implements Occupant {
   }
 
   private fromClient(b: Buffer, binary: boolean): void {
-    if (this.over) return;
+    if (this.over) {
+      this.liveQueue?.push([b, binary]);
+      return;
+    }
     if (this.pending !== undefined) {
       this.pending.push([b, binary]);
       return;
@@ -991,12 +1071,14 @@ export class ReplaySession implements Occupant {
       }
     }
     this.clientFrames++;
+    if (this.opts.goLive) this.log.push([b, binary]);
     const p = this.opts.protocol;
     const msg = parse(b);
     const audio = msg === undefined ? undefined : p.clientAudio(msg);
     // The frame again, once the replay goes on with another session (see differs).
     const again = () => {
       this.clientFrames--;
+      if (this.opts.goLive) this.log.pop();
       this.fromClient(b, binary);
     };
     // Whether the frame holds ids: only then are they checked against those the session had.
@@ -1026,6 +1108,11 @@ export class ReplaySession implements Occupant {
         // Said where the user looks (serve's stderr): a dropped connection alone reads as a bug,
         // and a client that changed what it sends next meets the cut before any comparison.
         const n = this.steps.length;
+        const damaged = this.current.damaged;
+        if (damaged !== undefined) {
+          this.tape.warn(`tapedeck: realtime session ${this.opts.label} in ${this.tape.location} is damaged after ${n} client frame${n === 1 ? '' : 's'} (${damaged}), so the replay cuts the connection at the client's next frame (a ${msg === undefined ? `${b.length}-byte frame` : p.frameName(msg)}); record the session again: ${this.tape.recordCommand}`);
+          return;
+        }
         this.tape.warn(`tapedeck: realtime session ${this.opts.label} in ${this.tape.location} was recorded cut after ${n} client frame${n === 1 ? '' : 's'} (the upstream or the recording client went away), so the replay cuts the connection at the client's next frame (a ${msg === undefined ? `${b.length}-byte frame` : p.frameName(msg)}); it has no more to replay: ${this.tape.recordCommand}`);
         return;
       }
@@ -1069,10 +1156,10 @@ export class ReplaySession implements Occupant {
     if ('msg' in rec) this.learnIds(rec.msg);
     this.step++;
     if (this.cut?.step === this.step - 1 && this.faulted()) {
-      this.play(step.server.slice(0, this.cut!.frames), rec.ms);
+      this.play(this.fresh(this.step - 1, 0, step.server.slice(0, this.cut!.frames)), rec.ms);
       return this.closeFaulted();
     }
-    this.play(step.server, rec.ms);
+    this.play(this.fresh(this.step - 1, 0, step.server), rec.ms);
     this.maybeEnd();
   }
 
@@ -1099,6 +1186,7 @@ export class ReplaySession implements Occupant {
       this.offset += n;
       rest = rest.subarray(n);
       const due: Played[] = [];
+      const first = this.sent;
       // A faulted session stops at its cut, in the middle of this step's frames.
       const cutHere = this.cut?.step === this.step && this.faulted();
       const last = cutHere ? this.cut!.frames : step.server.length;
@@ -1108,7 +1196,7 @@ export class ReplaySession implements Occupant {
         due.push(f);
         this.sent++;
       }
-      this.play(due, step.client.ms);
+      this.play(this.fresh(this.step, first, due), step.client.ms);
       if (cutHere && (this.sent >= last || this.offset === rec.length)) return this.closeFaulted();
       if (this.offset === rec.length) {
         this.step++;
@@ -1123,7 +1211,7 @@ export class ReplaySession implements Occupant {
    * The miss in the provider's shape, then the close; the full report to the tape's warnings.
    * `note`: a session that has the client's frames, named in place of how to re-record.
    */
-  private miss(msg: unknown, difference: string, note?: string): void {
+  private miss(msg: unknown, difference: string, note?: string, queued: [Buffer, boolean][] = []): void {
     this.over = true;
     // Counted as replayed at connect: a session that misses is a miss, not also a replayed
     // session in the stats and serve's closing line.
@@ -1131,6 +1219,18 @@ export class ReplaySession implements Occupant {
     // A miss uses up no recording: the session goes back for a later connect whose frames fit.
     if (this.seat?.index !== undefined) this.seat.lineup.putBack(this.seat.index, this);
     this.seat = undefined;
+    // Update mode: a session the tape does not have is recorded, from where the recordings
+    // stopped answering it (the frame that differed is the last one taken).
+    if (this.opts.goLive && this.log.length > 0) {
+      const go = this.opts.goLive;
+      const from: GoLive = { answered: this.log.slice(0, -1), rest: [this.log[this.log.length - 1]!, ...queued], sent: this.sentFrames, prelude: this.prelude.length, swap: this.swap };
+      this.liveQueue = from.rest;
+      void this.clock.then(() => {
+        this.liveQueue = undefined;
+        go(this.opts.client, from);
+      });
+      return;
+    }
     // The recording has what the client sent, in another session: nothing to record again.
     const fix = note ?? (this.note !== undefined && this.clientFrames === 1 ? this.note : (this.opts.missHint ?? this.tape.recordCommand));
     const message = `tapedeck miss: ${difference}; ${fix}`;

@@ -11,7 +11,15 @@
  * - the server frames sent so far are the same in it, up to the server's ids and times (as two
  *   openings are compared: src/realtime/opening.ts), and the ids the client was sent or sent
  *   itself map one to one onto the other session's (its ids are then given as the ones the
- *   client knows, as a replay gives a client's own item ids back).
+ *   client knows, as a replay gives a client's own item ids back). They are compared as what
+ *   the server said, not client frame by client frame: where a server frame falls among the
+ *   client's frames and the frames of a response streaming meanwhile is timing (a
+ *   `session.updated` answered in 0 ms comes before the client's next frame, one answered in
+ *   60 ms in the middle of the response that frame asked for), not what the server said. Each
+ *   frame the client was sent must be one of the other session's, in the order the client got
+ *   them where they are alike; one the other session's server sent later (`ahead`) is not sent
+ *   again when the replay gets there, and those it sent before this point that the client was
+ *   not sent (`owed`) go out first, provided this session's server sent them too (later).
  *
  * The session goes on with, in this order: one not replayed yet; else one another replay has
  * now that can take this one's in exchange (two connects at the same time that started alike,
@@ -35,6 +43,12 @@ export interface Progress {
   /** Of the step under way, when it is audio: bytes matched so far, and its server frames sent. */
   offset: number;
   sent: number;
+  /**
+   * Server frames of the session past that point (in its later steps) the client was sent
+   * already, by their index among the session's server frames: a session taken over whose
+   * server sent them later than the one before it (see fit). None when absent.
+   */
+  ahead?: readonly number[];
   /** Ids the client knows in place of the session's own (recorded raw -> the client's). */
   swap: ReadonlyMap<string, string> | undefined;
   /** The client's own id numbered `#n` (its frames renumbered as the keys are). */
@@ -50,6 +64,10 @@ export interface Takeover {
   swap: Map<string, string>;
   /** The other session's recorded client ids, numbered as the replay's learnIds goes on numbering them. */
   recordedIds: Ids;
+  /** Server frames of the other session past the replay's point the client was sent already (not sent again), by index among its server frames. */
+  ahead: number[];
+  /** Server frames of the other session before the replay's point the client was not sent yet (sent first), by index. */
+  owed: number[];
 }
 
 /** Why a session cannot take over: its client frames differ, its server frames differ, or the ids do not map. */
@@ -87,16 +105,48 @@ export function fit(protocol: RealtimeProtocol, blob: (digest: string) => Uint8A
     if (n <= 0 || !same(rec.subarray(p.offset, p.offset + n), sent.bytes.subarray(0, n))) return 'client';
   }
   // The server frames the client was sent: the opening, those of each step done, those of the
-  // audio under way sent so far. Numbered alike in both, group by group.
-  const ia = new Ids();
-  const ib = new Ids();
-  const groups: [ServerFrame[], ServerFrame[]][] = [[a.prelude, b.prelude]];
-  for (let k = 0; k < p.step; k++) groups.push([a.steps[k]!.server, b.steps[k]!.server]);
-  if (p.offset > 0) groups.push([a.steps[p.step]!.server.slice(0, p.sent), b.steps[p.step]!.server.slice(0, p.sent)]);
-  for (const [fa, fb] of groups) {
-    if (fa.length !== fb.length) return 'server';
-    for (let i = 0; i < fa.length; i++) if (hashValue(serverShape(protocol, fa[i]!, ia.id)) !== hashValue(serverShape(protocol, fb[i]!, ib.id))) return 'server';
+  // step under way sent so far, and any sent ahead of it; each found among the other session's
+  // (the first alike not taken yet), ids numbered by first use on both sides.
+  const fa = serverSequence(from);
+  const fb = serverSequence(to);
+  const boundary = fa.at(p.step, p.sent);
+  const aheadA = p.ahead ?? [];
+  const seen = [...fa.frames.slice(0, boundary), ...aheadA.map((i) => fa.frames[i]!)];
+  // How far the other session's server had gone when its client sent the frame at this point.
+  const reached = fb.at(p.step, p.sent);
+  const na = new Numbering(protocol);
+  const nb = new Numbering(protocol);
+  const taken = new Set<number>();
+  let low = 0;
+  const find = (x: ServerFrame, among: readonly ServerFrame[], from: number, skip: Set<number>, xs: Numbering, ys: Numbering): number => {
+    const tx = xs.trial(x);
+    for (let j = from; j < among.length; j++) {
+      if (skip.has(j) || rough(protocol, among[j]!) !== tx.rough) continue;
+      const ty = ys.trial(among[j]!);
+      if (ty.shape !== tx.shape) continue;
+      xs.commit(tx.added);
+      ys.commit(ty.added);
+      skip.add(j);
+      return j;
+    }
+    return -1;
+  };
+  for (const x of seen) {
+    if (find(x, fb.frames, low, taken, na, nb) < 0) return 'server';
+    while (taken.has(low)) low++;
   }
+  const seenIds = nb.raws.length;
+  const ahead = [...taken].filter((j) => j >= reached).sort((x, y) => x - y);
+  const owed: number[] = [];
+  for (let j = 0; j < reached; j++) if (!taken.has(j)) owed.push(j);
+  // Audio under way: its server frames go out by the bytes the client sent (their `at`), so
+  // there the two must stand at the same frame.
+  if (p.offset > 0 && (ahead.length > 0 || owed.length > 0)) return 'server';
+  // The frames the client is owed must be ones this session's server sent too, after what the
+  // client was sent: else the two sessions' servers said different things.
+  const unseen = new Set<number>(aheadA);
+  for (let i = 0; i < boundary; i++) unseen.add(i);
+  for (const j of owed) if (find(fb.frames[j]!, fa.frames, boundary, unseen, nb, na) < 0) return 'server';
   // Each id of the other session goes to the one the client knows in its place, one to one.
   // Where the client echoed an id (a call id in a tool's output) that the other session holds
   // otherwise than its server frames gave it, or two of its ids would become one, the rest of
@@ -110,7 +160,8 @@ export function fit(protocol: RealtimeProtocol, blob: (digest: string) => Uint8A
     return true;
   };
   const known = (raw: string) => p.swap?.get(raw) ?? raw;
-  for (let i = 0; i < ib.raws.length; i++) if (!assign(ib.raws[i]!, known(ia.raws[i]!))) return 'ids';
+  // Only the ids of frames the client was sent: those of frames it is owed are new to it.
+  for (let i = 0; i < seenIds; i++) if (!assign(nb.raws[i]!, known(na.raws[i]!))) return 'ids';
   const recordedIds = new Ids();
   let sound = true;
   for (let k = 0; k < p.step; k++) {
@@ -126,7 +177,84 @@ export function fit(protocol: RealtimeProtocol, blob: (digest: string) => Uint8A
   if (!sound) return 'ids';
   const swap = new Map<string, string>();
   for (const [raw, k] of onto) if (raw !== k) swap.set(raw, k);
-  return { swap, recordedIds };
+  return { swap, recordedIds, ahead, owed };
+}
+
+/**
+ * The index of server frame `i` of step `step` of `s` among all its server frames (as
+ * Takeover's `ahead` and `owed` count them).
+ *
+ * @example
+ * serverIndex(session, 2, 0) // the first server frame after the client's third frame
+ */
+export function serverIndex(s: LoadedSession, step: number, i: number): number {
+  return serverSequence(s).at(step, i);
+}
+
+/** A frame's shape with every id alike: frames that cannot match are passed over without numbering ids. */
+const roughs = new WeakMap<ServerFrame, string>();
+function rough(protocol: RealtimeProtocol, f: ServerFrame): string {
+  let r = roughs.get(f);
+  if (r === undefined) roughs.set(f, (r = hashValue(serverShape(protocol, f, () => '#'))));
+  return r;
+}
+
+/**
+ * Ids numbered by first use (as Ids), where a frame's numbering is tried first and kept only if
+ * the frame matched (frames are looked for out of order).
+ */
+class Numbering {
+  private readonly map = new Map<string, string>();
+  readonly raws: string[] = [];
+  constructor(private readonly protocol: RealtimeProtocol) {}
+
+  /** The frame's compared shape with its new ids numbered after the known ones, and those ids in order. */
+  trial(f: ServerFrame): { shape: string; rough: string; added: string[] } {
+    const added: string[] = [];
+    const local = new Map<string, string>();
+    const id = (raw: string): string => {
+      const known = this.map.get(raw) ?? local.get(raw);
+      if (known !== undefined) return known;
+      const n = `#${this.map.size + local.size + 1}`;
+      local.set(raw, n);
+      added.push(raw);
+      return n;
+    };
+    return { shape: hashValue(serverShape(this.protocol, f, id)), rough: rough(this.protocol, f), added };
+  }
+
+  commit(added: readonly string[]): void {
+    for (const raw of added) {
+      this.map.set(raw, `#${this.map.size + 1}`);
+      this.raws.push(raw);
+    }
+  }
+}
+
+/** A session's server frames in order, whatever client frames came between them, and where each step's begin. */
+interface ServerSequence {
+  frames: ServerFrame[];
+  /** Index in `frames` of server frame `sent` of step `step` (past the last step: the end). */
+  at(step: number, sent: number): number;
+}
+
+const sequences = new WeakMap<LoadedSession, ServerSequence>();
+
+/** The server frames of `s` as one sequence (kept for the session's life, as its steps are). */
+function serverSequence(s: LoadedSession): ServerSequence {
+  let q = sequences.get(s);
+  if (!q) {
+    const { prelude, steps } = sessionSteps(s);
+    const frames = [...prelude];
+    const starts: number[] = [];
+    for (const st of steps) {
+      starts.push(frames.length);
+      for (const f of st.server) frames.push(f);
+    }
+    q = { frames, at: (step, sent) => (starts[step] ?? frames.length) + sent };
+    sequences.set(s, q);
+  }
+  return q;
 }
 
 /** A replay that may go on with another session: what the search asks of it. */

@@ -9,7 +9,10 @@ import { sha256 } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
 import { REALTIME_RECORD_KIND, realtimeRecords, type RealtimeEnd, type RealtimeFrame, type RealtimePartRecord, type RealtimeRecord, type RealtimeSessionRecord } from '../store/records.ts';
 import { openSessionCollection, SessionTape, type SessionTapeOptions } from '../store/session-tape.ts';
+import type { CloseReport } from '../store/collection.ts';
 import { Lineup, type Slot, type Ticket } from './lineup.ts';
+import { noteSessionsUsed } from './prune.ts';
+import { afterRecordRun, recordRunSessions } from './rerecord.ts';
 import { realtimeUsageMark } from './usage-mark.ts';
 
 /** Replay pacing: everything at once (default), as recorded, or a fixed gap in ms between frames. */
@@ -42,6 +45,8 @@ export interface LoadedSession {
   frames: RealtimeFrame[];
   /** How it ended; absent when the recorder died mid-session (replayed as a cut). */
   end?: RealtimeEnd;
+  /** Why it ends early though it was recorded further: a part of it is damaged on the tape (replayed up to there, then cut). */
+  damaged?: string;
 }
 
 /** One miss, as stats and the run summary show it. */
@@ -85,6 +90,9 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
   private readonly turns = new Map<string, Promise<void>>();
   /** The usage marks of the sessions recorded so far (see usedMarks). */
   private readonly recordedMarks = new Set<string>();
+  /** The sessions recorded in this run (their sids). */
+  private readonly recordedSids = new Set<string>();
+  private closingTape: Promise<CloseReport> | undefined;
 
   private constructor(opts: RealtimeTapeOptions, opened: Awaited<ReturnType<typeof openSessionCollection<RealtimeRecord>>>) {
     super(opts, opened);
@@ -223,6 +231,7 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
     if (known) return known;
     const frames: RealtimeFrame[] = [];
     let end: RealtimeEnd | undefined;
+    let damaged: string | undefined;
     for (let n = 0; ; n++) {
       let part: RealtimeRecord | undefined;
       try {
@@ -232,9 +241,14 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
         if (!(e instanceof TapedeckError)) throw e;
         this.warn(`tapedeck: ${e.message}; the session is replayed up to there, then cut.`);
         end = { by: 'server', code: 1006, reason: '', cut: true };
+        damaged = `${e.code}: ${e.message}`;
         break;
       }
-      if (!part || part.role !== 'part') break;
+      if (!part || part.role !== 'part') {
+        // A later part on the tape: this one was lost to damage (skipped when the tape was read), not cut by the recording.
+        damaged = this.lostPart(head.sid, n);
+        break;
+      }
       for (const f of part.frames) frames.push(f);
       if (part.end) {
         end = part.end;
@@ -251,9 +265,19 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
         if (rec?.role === 'blob') this.blobCache.set(d, rec.data);
       }
     }
-    const session = { head, frames, ...(end ? { end } : {}) };
+    const session = { head, frames, ...(end ? { end } : {}), ...(damaged ? { damaged } : {}) };
     this.loaded.set(head.sid, session);
     return session;
+  }
+
+  /** When part `n` of a session is missing but a later one is on the tape: what the damage is (E_TAPE_DAMAGED wording, with the damaged bytes the store skipped). */
+  private lostPart(sid: string, n: number): string | undefined {
+    const col = this.col!;
+    let later: number | undefined;
+    for (let k = n + 1; k <= n + 64 && later === undefined; k++) if (col.count(`${sid}/${k}`).recorded > 0) later = k;
+    if (later === undefined) return undefined;
+    const skipped = col.warnings.map((w) => w.message.replace(/\.$/, '')).filter((m) => /damaged/i.test(m));
+    return `E_TAPE_DAMAGED: part ${n} of the session in ${this.location} is damaged (part ${later} is on the tape)${skipped.length > 0 ? `: ${skipped.join('; ')}` : ''}; \`${col.verifyCommand ?? `tapedeck verify ${this.location}`}\` lists the damage`;
   }
 
   /** The bytes stored under a digest; E_TAPE_DAMAGED when the tape lacks them. */
@@ -284,6 +308,7 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
   appendHead(key: string, head: Omit<RealtimeSessionRecord, 'v' | 'kind' | 'key' | 'keyVersion' | 'recordedAt' | 'role'>): Promise<void> {
     this.sessionsRecorded++;
     this.recordedMarks.add(realtimeUsageMark(head));
+    this.recordedSids.add(head.sid);
     return this.write(key, { ...this.base(key), role: 'session', ...head }, 'a realtime session record');
   }
 
@@ -400,6 +425,56 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
     const out = new Set(this.recordedMarks);
     for (const l of this.lineups.values()) for (const p of l.places()) if (p.served) out.add(realtimeUsageMark(p.session.head));
     return out;
+  }
+
+  /**
+   * Flushes and applies the mode's rule. In record mode, a session of this run replaces the old
+   * sessions of its connect that sent the same client frames, and only those
+   * (./rerecord.ts): the others stay. Idempotent.
+   *
+   * @example
+   * await tape.close()
+   */
+  override close(opts: { abandon?: boolean } = {}): Promise<CloseReport> {
+    this.closingTape ??= (async () => {
+      await this.flush();
+      // For `tapedeck serve --prune-unused`, which prunes at the proxy's close (./prune.ts).
+      noteSessionsUsed(this.location, this.usedMarks());
+      const sorted = this.mode === 'record' && this.col && this.recordedSids.size > 0 && opts.abandon !== true ? recordRunSessions(this.col.entries(), this.recordedSids) : undefined;
+      const report = await super.close(opts);
+      if (sorted && (sorted.kept.length > 0 || sorted.replaced.length > 0)) await this.keepOthers(sorted, report);
+      return report;
+    })();
+    return this.closingTape;
+  }
+
+  /** After a record run's close: the old sessions it did not re-record written back, the parts and audio of those it did removed. */
+  private async keepOthers(sorted: ReturnType<typeof recordRunSessions>, report: CloseReport): Promise<void> {
+    let col: Awaited<ReturnType<typeof openSessionCollection<RealtimeRecord>>>['col'];
+    try {
+      // The run's own writer is closed: the tape is opened again to add (update mode replaces nothing).
+      ({ col } = await openSessionCollection({ ...this.opts, mode: 'update' }, realtimeRecords, 'tapedeck serve --tape tapes/voice.tape'));
+      if (!col) return;
+      let restore: RealtimeSessionRecord[] = [];
+      await col.rewrite((records) => {
+        const values = records.map((r) => {
+          try {
+            return r.value();
+          } catch {
+            return undefined;
+          }
+        });
+        const after = afterRecordRun(sorted, report, values);
+        restore = after.restore;
+        return after.remove;
+      });
+      for (const head of restore) await col.append(head.key, head);
+      if (restore.length > 0) this.warn(`tapedeck: kept ${restore.length} realtime session(s) in ${this.location} that this record run did not re-record (other conversations on the same connect).`);
+    } catch (e) {
+      this.warn(`tapedeck: could not keep the realtime sessions this record run did not re-record in ${this.location}: ${e instanceof Error ? e.message : String(e)}`);
+    } finally {
+      await col?.close();
+    }
   }
 
   /** Notes a miss and returns it (the report goes to stderr by the caller). */
