@@ -8,9 +8,12 @@
  *     passed) is not;
  *   - `/openai/v1/chat/completions`, `/openai/v1/embeddings`, `/openai/v1/responses`: the v1 API,
  *     model (a deployment name) in the body, as OpenAI's own API has it;
- *   - `api-version` is in neither the key nor the route a recording is filed under: the openai
- *     SDK sends the version it was told, and a bumped version must not orphan every tape. An
- *     answer shape a new version brings is had by re-recording.
+ *   - `api-version` is in neither the key nor the route a recording is filed under, on every
+ *     `/openai/...` path (the keyed routes above, and transcriptions, speech, images, files,
+ *     models, a background response polled with GET /openai/responses/{id}: recordingUrl() in
+ *     ./index.ts asks `speaks` for the paths no route here names): the openai SDK sends the
+ *     version it was told, and a bumped version must not orphan every tape. An answer shape a
+ *     new version brings is had by re-recording.
  * Credentials: the `api-key` header, or an Entra ID token as `Authorization: Bearer`; both are
  * redacted like every provider's (src/store/redact.ts), and `api-key` in a query string too.
  */
@@ -135,6 +138,7 @@ export const azure: ProviderModule = {
     const r = normalizeRequest(keyed, provider ? { ...opts, provider } : opts);
     return ctx.shape === undefined ? r : { ...r, provider: ctx.shape };
   },
+  // Also which paths' recordings routeUrl files (recordingUrl() in ./index.ts): all of them.
   speaks: (path: string) => path.startsWith('/openai/'),
   routeUrl: withoutApiVersion,
   errorAnswer: (e: TapedeckError, status: number) => openai.errorAnswer(e, status),

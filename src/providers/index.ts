@@ -127,14 +127,28 @@ export function sigV4ServicesOf(req: RouteRequest): readonly string[] {
 
 /**
  * The URL a recording of this request is filed under: the URL as sent, unless the module of its
- * route files it otherwise (Azure OpenAI leaves out `api-version`).
+ * route, or (for a path no module route names) the module that speaks the path, files it
+ * otherwise: Azure OpenAI leaves out `api-version` on every `/openai/...` path (transcriptions,
+ * files, models, a polled response), not only on the routes it keys.
  *
  * @example
  * recordingUrl({ method: 'POST', url: '/openai/deployments/d/chat/completions?api-version=2024-10-21' }) // '/openai/deployments/d/chat/completions'
+ * recordingUrl({ method: 'GET', url: '/openai/responses/resp_1?api-version=2024-10-21' })              // '/openai/responses/resp_1'
  */
 export function recordingUrl(req: RouteRequest): string {
-  return routeOf(req)?.provider.routeUrl?.(req.url) ?? req.url;
+  const own = routeOf(req)?.provider.routeUrl;
+  if (own) return own(req.url);
+  // Azure's paths outside its keyed routes (or matched by OpenAI's own routes, which take any
+  // prefix) still carry the version the SDK was given: filed by the module that speaks them.
+  const q = req.url.indexOf('?');
+  if (q < 0) return req.url;
+  const path = req.url.slice(0, q);
+  for (const m of FILED_OTHERWISE) if (m.speaks!(path, {})) return m.routeUrl!(req.url);
+  return req.url;
 }
+
+/** The modules that file some URLs otherwise (routeUrl) and say which paths they speak. */
+const FILED_OTHERWISE = PROVIDER_MODULES.filter((m) => m.routeUrl !== undefined && m.speaks !== undefined);
 
 /**
  * What a route name adds for the headers its module files recordings by (see
@@ -305,11 +319,12 @@ export function responseComplete(req: RouteRequest | undefined, contentType: str
  * Byte patterns of the events after which a client may take a stream for a whole answer and
  * stop reading: OpenAI chat's `data: [DONE]` and a chunk with a finish reason, the Responses
  * API's `response.completed` / `response.incomplete`, Anthropic's `message_stop`, Gemini's
- * `finishReason`, Ollama's `"done":true` line, Bedrock's `messageStop` event. A stream being
+ * `finishReason`, Ollama's `"done":true` line, Bedrock's `messageStop` event, OpenAI's audio
+ * streams' `transcript.text.done` and `speech.audio.done`. A stream being
  * recorded holds back a chunk that carries one until its record is stored (src/proxy/upstream.ts,
  * FinalEventHold); a false match only delays that chunk until the next one arrives.
  */
-export const FINAL_EVENT_MARKERS: readonly string[] = Object.freeze(['[DONE]', '"finish_reason":"', 'response.completed', 'response.incomplete', 'message_stop', 'finishReason', '"done":true', '"done": true', 'messageStop']);
+export const FINAL_EVENT_MARKERS: readonly string[] = Object.freeze(['[DONE]', '"finish_reason":"', 'response.completed', 'response.incomplete', 'message_stop', 'finishReason', '"done":true', '"done": true', 'messageStop', 'transcript.text.done', 'speech.audio.done']);
 
 /**
  * The non-streamed answer a recorded stream stands for, by the module of the request's route,

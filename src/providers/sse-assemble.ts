@@ -347,25 +347,43 @@ export function assembleStream(contentType: string | readonly string[] | undefin
 }
 
 /**
+ * The OpenAI event streams that are whole only once one event came, by the prefix their event
+ * types share: audio transcriptions (`stream: true`) end with `transcript.text.done`, speech
+ * (`stream_format: 'sse'`) with `speech.audio.done`. The SDK takes a stream that ends before it
+ * for a whole one (the transcript or audio so far), so a cut one must not be recorded as one.
+ */
+const DONE_EVENTS: readonly (readonly [prefix: string, done: string])[] = [
+  ['transcript.text.', 'transcript.text.done'],
+  ['speech.audio.', 'speech.audio.done'],
+];
+
+/**
  * Whether a recorded event stream is a whole answer: OpenAI chat completions end with
- * `data: [DONE]` (or at least a `finish_reason`), the Responses API with `response.completed` or
- * `response.incomplete`, Anthropic Messages with `message_stop`. A stream that stopped before
- * that (the connection closed early) or that carries an `error` event is not whole: false. True
- * for whole streams, and for bodies that are not event streams or not of a known shape (nothing
- * to judge them by).
+ * `data: [DONE]`, or at least a `finish_reason` for every choice the stream began (`n: 3` has
+ * three), the Responses API with `response.completed` or `response.incomplete`, audio
+ * transcriptions with `transcript.text.done`, speech with `speech.audio.done`, Anthropic
+ * Messages with `message_stop`. A stream that stopped before that (the connection closed early)
+ * or that carries an `error` event is not whole: false. True for whole streams, and for bodies
+ * that are not event streams or not of a known shape (nothing to judge them by).
  *
  * @example
  * streamComplete('text/event-stream', 'data: {"choices":[{"delta":{"content":"Hi"}}]}\n\n') // false
+ * streamComplete('text/event-stream', 'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n') // true
  */
 export function streamComplete(contentType: string | readonly string[] | undefined | null, bytes: Uint8Array | string): boolean {
   if (contentTypeOf(contentType) !== 'text/event-stream') return true;
   const text = typeof bytes === 'string' ? bytes : new TextDecoder('utf-8').decode(bytes);
-  let shape: 'chat' | 'responses' | 'anthropic' | undefined;
+  let shape: 'chat' | 'responses' | 'anthropic' | 'done-event' | undefined;
   let finished = false;
+  let done = false;
+  // Chat: whether each choice index seen has its finish_reason, and how many have not yet (a
+  // stream of n choices is whole only when all n finished; one finishing says nothing of the others).
+  const choices = new Map<number, boolean>();
+  let open = 0;
   for (const e of parseSse(text)) {
     if (e.event === 'error') return false;
     if (e.data === '[DONE]') {
-      finished = true;
+      done = true;
       continue;
     }
     const d = parseData(e.data);
@@ -381,10 +399,30 @@ export function streamComplete(contentType: string | readonly string[] | undefin
       if (type === 'response.failed') return false;
     } else if (Array.isArray(d.choices)) {
       shape ??= 'chat';
-      for (const c of d.choices) if (isObj(c) && c.finish_reason !== null && c.finish_reason !== undefined) finished = true;
+      for (const c of d.choices) {
+        if (!isObj(c)) continue;
+        const index = typeof c.index === 'number' ? c.index : 0;
+        const ended = c.finish_reason !== null && c.finish_reason !== undefined;
+        const was = choices.get(index);
+        if (was === undefined) {
+          choices.set(index, ended);
+          if (!ended) open++;
+        } else if (ended && !was) {
+          choices.set(index, true);
+          open--;
+        }
+      }
+    } else if (type !== '') {
+      for (const [prefix, last] of DONE_EVENTS) {
+        if (!type.startsWith(prefix)) continue;
+        shape ??= 'done-event';
+        if (type === last) finished = true;
+      }
     }
   }
-  return shape === undefined || finished;
+  // `data: [DONE]` ends a chat stream whatever its choices say (the API sends it last).
+  if (shape === 'chat') return done || (choices.size > 0 && open === 0);
+  return shape === undefined || finished || done;
 }
 
 /**

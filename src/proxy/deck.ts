@@ -308,6 +308,12 @@ interface Route {
   fast: KnownBodies<ExactReplay>;
   /** Every recording of the route, in order, for a custom `match` function. */
   records: HttpRecord[];
+  /**
+   * Names (and stored routes) its non-LLM recordings of an older tapedeck are filed under in the
+   * collection, when that route is not the one their URL gets today (Azure's `api-version` in
+   * it): their keys were made with that route, so a request is keyed with it again to find them.
+   */
+  filedBefore?: Map<string, string>;
 }
 
 /** The head fields of a recording fileLlm() reads besides its request. */
@@ -671,9 +677,11 @@ export class Deck {
       const rec = this.col!.loadedValue(i);
       // Damage found while decoding: told by the collection's warnings, served as damage.
       if (rec === undefined) continue;
-      const r = this.route(filedName(this.filedRoute(rec), rec.origin));
+      const filed = this.filedRoute(rec);
+      const r = this.route(filedName(filed, rec.origin));
       r.count++;
       r.records.push(rec);
+      if (filed !== rec.route && rec.match !== 'llm') (r.filedBefore ??= new Map()).set(filedName(rec.route, rec.origin), rec.route);
       if (this.fileLlm(r, rec, i)) (r.llmAt ??= new IndexRuns()).add(i, i + 1);
     }
   }
@@ -1022,7 +1030,7 @@ export class Deck {
       // on (a batch, a background response, a run being polled), so it goes to the API and its
       // answer is recorded; served the last one again, a poll loop never saw the state change.
       const polled = this.mode === 'update' && (req.method === 'GET' || req.method === 'HEAD');
-      const rec = this.take(name, 'http', key, polled ? false : this.repeatLast);
+      const rec = this.take(name, 'http', key, polled ? false : this.repeatLast) ?? this.takeFiledBefore(r, 'http', (old) => this.httpKey(old, req.headers, bytes), polled ? false : this.repeatLast);
       if (rec) return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
       const detail = r && r.count > 0 ? (this.contentTypeMiss(req, r, false) ?? httpMissDetail({ key, bytes, headers: req.headers, matchHeaders: this.matchHeaders, bodyMatch: this.opts.bodyMatch, redactor: this.redactor, entry: this.entry }, this.storedRequests(r, 'http'))) : undefined;
       return { kind: 'miss', miss: this.routeMiss(route, key, 'http', r, detail, name) };
@@ -1120,10 +1128,22 @@ export class Deck {
       return { kind: 'miss', miss: elsewhere ?? (llmMiss ? this.enrich(llmMiss, route) : this.routeMiss(route, llmKey, 'llm', r, undefined, name)) };
     }
     const key = input instanceof Uint8Array ? hashJSON(input) : hashValue(input);
-    const rec = this.take(name, 'json', key);
+    const rec = this.take(name, 'json', key) ?? this.takeFiledBefore(r, 'json', () => key);
     if (rec) return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
     const detail = r && r.count > 0 ? (usedUpDetail(key, this.storedRequests(r, 'json'), this.entry) ?? this.contentTypeMiss(req, r, true) ?? jsonBodyDifference(input instanceof Uint8Array ? this.parse(input) : input, this.storedBodies(r, 'json'))) : undefined;
     return { kind: 'miss', miss: this.routeMiss(route, key, 'json', r, detail, name) };
+  }
+
+  /**
+   * The next recording of a request among those an older tapedeck filed under another route of
+   * this one (see Route.filedBefore), keyed for that route by `keyFor`; only after a miss.
+   */
+  private takeFiledBefore(r: Route | undefined, match: MatchKind, keyFor: (route: string) => string, repeatLast = this.repeatLast): HttpRecord | undefined {
+    for (const [name, route] of r?.filedBefore ?? []) {
+      const rec = this.take(name, match, keyFor(route), repeatLast);
+      if (rec) return rec;
+    }
+    return undefined;
   }
 
   /** The request key of an LLM request sent to `route`, as its matcher computes it; undefined for another JSON body. */
