@@ -11,12 +11,13 @@
 // bearer tokens of Firebase, Supabase, Azure AD and most OAuth servers (base64 JSON without the
 // dots, as in a Bedrock stream's chunks, is no JWT). A token must be long enough that ordinary
 // prose ("sk-learn", "Bearer of bad news") is left alone, and a `Bearer`/`Basic`/`Token` token
-// must look random (a digit, one of `._~+=`, or a capital after a small letter): a capitalized
+// must look random (a digit, one of `._~+=`, a capital after a small letter, or 24 letters in a
+// row, longer than words run): a capitalized
 // word before a long word ("Basic internationalization", "Token classification-and-tagging",
 // "Bearer bonds/securities-instruments") was masked in answers, and replay served the masks
 // instead of what the model said. Keep credential.ts's TOKEN_CHARS and
 // TOKEN_RUN in step: every alternative's last part is a run of at least TOKEN_RUN characters,
 // all of TOKEN_CHARS.
 export const CREDENTIAL =
-  /\b(?:Bearer|Basic|Token)\s+(?=[A-Za-z0-9/-]*(?:[0-9._~+=]|[a-z][A-Z]))[A-Za-z0-9._~+/=-]{16,}|\b(?:Credential=[A-Za-z0-9/_-]{16,}|Signature=[0-9a-f]{64})|\bauth_tokens\/[A-Za-z0-9_-]{16,}|\b(?:sk-(?:ant-|proj-|or-)?[A-Za-z0-9_-]{20,}|ek_[A-Za-z0-9_-]{16,}|AIza[0-9A-Za-z_-]{30,}|gsk_[A-Za-z0-9]{20,}|hf_[A-Za-z0-9]{30,}|r8_[A-Za-z0-9]{30,}|pplx-[A-Za-z0-9]{30,}|xai-[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|xox[abposr]-[A-Za-z0-9-]{20,}|(?:AKIA|ASIA)[0-9A-Z]{16}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{16,})/g;
+  /\b(?:Bearer|Basic|Token)\s+(?=[A-Za-z0-9/-]*(?:[0-9._~+=]|[a-z][A-Z])|[A-Za-z]{24})[A-Za-z0-9._~+/=-]{16,}|\b(?:Credential=[A-Za-z0-9/_-]{16,}|Signature=[0-9a-f]{64})|\bauth_tokens\/[A-Za-z0-9_-]{16,}|\b(?:sk-(?:ant-|proj-|or-)?[A-Za-z0-9_-]{20,}|ek_[A-Za-z0-9_-]{16,}|AIza[0-9A-Za-z_-]{30,}|gsk_[A-Za-z0-9]{20,}|hf_[A-Za-z0-9]{30,}|r8_[A-Za-z0-9]{30,}|pplx-[A-Za-z0-9]{30,}|xai-[A-Za-z0-9]{30,}|gh[pousr]_[A-Za-z0-9]{30,}|xox[abposr]-[A-Za-z0-9-]{20,}|(?:AKIA|ASIA)[0-9A-Z]{16}|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{16,})/g;
 

@@ -80,7 +80,7 @@ describe('Bearer, Basic and Token before words', () => {
     for (const prose of ['Basic internationalization is step one.', 'Token classification-and-tagging comes next.', 'Bearer bonds/securities-instruments are old.', 'Basic responsibilities include hiring.']) {
       expect(credentialMatches(prose), prose).toEqual([]);
     }
-    for (const tok of ['Bearer ya29.a0AfB_byC-example-token', 'Basic dXNlcjpwYXNzd29yZA==', 'Token abcdefghijklmnop1', 'Bearer abcdefghijklmnopQrst', 'Bearer 0123456789abcdef0123']) {
+    for (const tok of ['Bearer ya29.a0AfB_byC-example-token', 'Basic dXNlcjpwYXNzd29yZA==', 'Token abcdefghijklmnop1', 'Bearer abcdefghijklmnopQrst', 'Bearer 0123456789abcdef0123', 'Bearer abcdefghijklmnopqrstuvwx']) {
       expect(credentialMatches(`Authorization: ${tok} ok`).map((m) => m.text), tok).toEqual([tok]);
     }
   });
