@@ -411,7 +411,14 @@ export async function rerecordCommand(args: string[], recorder: (tape: string) =
     if (plan.length === 0) {
       const picked = [v.only ? ` matching ${JSON.stringify(v.only)}` : '', hostlessOnly ? ' that name no host' : ''].join('');
       const flags = [v.only ? '--only' : '', hostlessOnly ? '--only-hostless' : ''].filter(Boolean).join(' and ');
-      throw new TapedeckError('E_RERECORD_EMPTY', `${tape} has no HTTP recordings${picked} to send again${skipped ? ` (${skipped} ReplayCache record(s) hold no HTTP request)` : ''}.`, { file: tape, hint: flags ? `Check ${flags}, or leave ${v.only && hostlessOnly ? 'them' : 'it'} out (tapedeck inspect shows each recording's host, - for none).` : 'rerecord replays tapes recorded by createFetch or tapedeck serve.' });
+      // What the records that are not HTTP are, by kind: MCP exchanges (tapedeck serve records
+      // them too) are recorded again by running the session, not by rerecord. The hint names no
+      // library call (a CLI hint with one is replaced by its CLI form, src/cli-errors.ts).
+      const mcp = values.filter(isMcpRecord).length;
+      const realtime = values.filter(isRealtimeRecord).length;
+      const kinds = [mcp ? `${mcp} MCP exchange(s)` : '', realtime ? `${realtime} realtime session record(s)` : '', skipped - mcp - realtime > 0 ? `${skipped - mcp - realtime} ReplayCache record(s)` : ''].filter(Boolean).join(', ');
+      const again = mcp ? `MCP exchanges are recorded again by running the session in record mode: tapedeck mcp --tape ${tape} --mode record -- <server command> (stdio), or tapedeck serve --upstream <MCP server origin> --tape ${tape} --mode record (Streamable HTTP), or, in process, with the record mode of tapeTransport and the test tape's mcp helper (docs/mcp.md).` : 'rerecord sends again the HTTP requests of tapes recorded by createFetch or tapedeck serve.';
+      throw new TapedeckError('E_RERECORD_EMPTY', `${tape} has no HTTP recordings${picked} to send again${kinds ? ` (${kinds}, which hold no HTTP request)` : ''}.`, { file: tape, hint: flags ? `Check ${flags}, or leave ${v.only && hostlessOnly ? 'them' : 'it'} out (tapedeck inspect shows each recording's host, - for none).` : again });
     }
     const estimate = plan.reduce((a, x) => a + x.estimate, 0);
     const hosts = hostsOf(plan);

@@ -33,13 +33,33 @@ function namesJsonRpc(body: Uint8Array, end: number): boolean {
 }
 
 /**
- * Whether a request is MCP traffic: it names an MCP session, or its body is JSON-RPC 2.0.
+ * Whether a request opens the legacy HTTP+SSE transport (MCP 2024-11-05): a GET of the event
+ * stream at `…/sse` with no MCP session, or a POST to `…/message(s)?sessionId=…`. tapedeck serves
+ * Streamable HTTP only; these get an error that says so (McpHttpEndpoint.handle) rather than
+ * the upstream's or tapedeck's own "no session id".
+ *
+ * @example
+ * isLegacySse({ accept: 'text/event-stream' }, { method: 'GET', url: '/sse' }) // true
+ */
+export function isLegacySse(headers: IncomingMessage['headers'], target: { method?: string; url?: string }): boolean {
+  if (headers['mcp-session-id'] !== undefined) return false;
+  const url = target.url ?? '/';
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  if (target.method === 'GET') return /\/sse\/?$/.test(path) && String(headers.accept ?? '').includes('text/event-stream');
+  return target.method === 'POST' && /\/messages?\/?$/.test(path) && q >= 0 && /(?:^|&)sessionId=/.test(url.slice(q + 1));
+}
+
+/**
+ * Whether a request is MCP traffic: it names an MCP session, or its body is JSON-RPC 2.0, or
+ * (given the request's method and URL) it opens the legacy HTTP+SSE transport (isLegacySse).
  *
  * @example
  * isMcpRequest(req.headers, body) // true for { "jsonrpc": "2.0", "id": 1, "method": "tools/list" }
  */
-export function isMcpRequest(headers: IncomingMessage['headers'], body: Uint8Array): boolean {
+export function isMcpRequest(headers: IncomingMessage['headers'], body: Uint8Array, target?: { method?: string; url?: string }): boolean {
   if (headers['mcp-session-id'] !== undefined) return true;
+  if (target?.method === 'GET' && isLegacySse(headers, target)) return true;
   if (body.length === 0 || body.length > 64 * 1024 * 1024) return false;
   // Cheap test first, on the bytes (no string is made): LLM API bodies carry no jsonrpc member,
   // and a JSON-RPC message names it near its start.
@@ -296,6 +316,7 @@ export class McpHttpEndpoint {
 
   /** Answers one HTTP request of the MCP endpoint (the body already read). */
   async handle(req: IncomingMessage, res: ServerResponse, body: Uint8Array): Promise<void> {
+    if (isLegacySse(req.headers, req)) return this.legacySse(req, res, body);
     const tape = await this.open();
     const sid = req.headers['mcp-session-id'];
     const known = typeof sid === 'string' ? this.sessions.get(sid) : undefined;
@@ -419,6 +440,31 @@ export class McpHttpEndpoint {
   private event(res: ServerResponse, m: JsonRpcMessage): void {
     res.write(`event: message\ndata: ${JSON.stringify(m)}\n\n`);
   }
+
+  /**
+   * A client of the legacy HTTP+SSE transport: refused, saying so and how to connect instead;
+   * in JSON-RPC where the client reads it (its POSTs), on the proxy's stderr once, and as the
+   * body of the refused event stream. Nothing goes upstream, nothing is recorded.
+   */
+  private legacySse(req: IncomingMessage, res: ServerResponse, body: Uint8Array): void {
+    const why = `tapedeck: the legacy HTTP+SSE MCP transport (GET ${req.method === 'GET' ? (req.url ?? '/sse') : '/sse'}, POST /messages) is not supported by tapedeck serve; use Streamable HTTP: run the server with its Streamable HTTP transport (server-everything: streamableHttp; many servers: --streamable-http or --transport http), and connect the client with StreamableHTTPClientTransport to the proxy's MCP path (for example http://<proxy>/mcp). docs/mcp.md, "Streamable HTTP".`;
+    if (!this.legacyWarned) {
+      this.legacyWarned = true;
+      (this.opts.onWarning ?? ((m: string) => process.stderr.write(`${m}\n`)))(why);
+    }
+    let id: JsonRpcId | null = null;
+    try {
+      const v = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.length).toString('utf8')) as unknown;
+      const first = Array.isArray(v) ? v[0] : v;
+      if (isObject(first) && (typeof first.id === 'string' || typeof first.id === 'number')) id = first.id;
+    } catch {
+      // a GET has no body; a POST that is not JSON gets the error with id null
+    }
+    const text = JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32600, message: why } });
+    res.writeHead(400, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+  }
+
+  private legacyWarned = false;
 
   private jsonError(res: ServerResponse, status: number, message: string, code = -32000): void {
     const text = JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } });

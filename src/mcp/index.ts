@@ -12,7 +12,7 @@ export { tapeTransport, type McpTransportLike, type McpWireMessage, type TapeTra
 export { McpTape, callLabel, type McpMiss, type McpTapeOptions } from './tape.ts';
 export { McpSession, type McpSessionOptions, type McpTiming, type McpUpstream } from './session.ts';
 export { runStdio, stdioUpstream, type RunStdioOptions, type StdioServer } from './stdio.ts';
-export { mcpKey, keyParams, MCP_KEY_VERSION } from './key.ts';
+export { mcpKey, mcpSessionKey, keyParams, MCP_KEY_VERSION } from './key.ts';
 export { MCP_CANCEL_GRACE_MS, type McpCancelledRecord } from './cancelled.ts';
 export { MCP_ERROR, type JsonRpcMessage, type JsonRpcId } from './jsonrpc.ts';
 export { isMcpRecord, MCP_RECORD_KIND, type McpRecord, type McpEvent, type McpAnswer } from '../store/records.ts';

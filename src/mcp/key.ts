@@ -83,3 +83,17 @@ export function mcpRecordKeys(head: Readonly<Record<string, unknown>>, value: ()
 }
 
 export { differenceCount, firstDifference } from '../match/json-difference.ts';
+
+/**
+ * The key of a message in the k-th session of a program on one tape (`session`, from 1; docs/mcp.md,
+ * "Several sessions on one tape"): the first session's keys are the plain ones (so a tape one
+ * session wrote is keyed as before), a later session's are scoped to it, so its recordings are
+ * never served to another session, and recording it never replaces another session's.
+ *
+ * @example
+ * mcpSessionKey(mcpKey('tools/list', {}), 1) === mcpKey('tools/list', {}) // true
+ * mcpSessionKey(mcpKey('tools/list', {}), 2) // another key: the second session's tools/list
+ */
+export function mcpSessionKey(key: string, session: number): string {
+  return session <= 1 ? key : hashValue({ session, key });
+}

@@ -28,12 +28,17 @@
  * replays first, and this session's replay would get another session's answer. Replay looks a
  * message up under its context key first, then under its key. A record-mode session stores a
  * call under its context key when the tape has a recording there, so re-recording the session
- * replaces it.
+ * replaces it, and when another session of its program first recorded the call at another place
+ * (one server used twice, in two states: firstPlace).
+ *
+ * A later session of a program on one tape (McpSessionOptions.session, numbered by
+ * src/mcp/sessions.ts) keys every message apart (mcpSessionKey): it neither replays nor replaces
+ * another session's recordings.
  */
 import { TapedeckError } from '../errors.ts';
 import { MCP_RECORD_KIND, type McpAnswer, type McpEvent, type McpRecord } from '../store/records.ts';
 import { errorResponse, isNotification, isRequest, isResponse, MCP_ERROR, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest } from './jsonrpc.ts';
-import { MCP_KEY_VERSION, mcpContextKey, mcpKey } from './key.ts';
+import { MCP_KEY_VERSION, mcpContextKey, mcpKey, mcpSessionKey } from './key.ts';
 import { callLabel, type McpMiss, type McpPositions, type McpTape } from './tape.ts';
 import { cancelledAfter, cancelWaitMs, MCP_CANCEL_GRACE_MS, notCancelled, type McpCancelledRecord } from './cancelled.ts';
 import { MCP_RECORD_VERSION, sentMessage, wireBytes } from './wire.ts';
@@ -103,6 +108,19 @@ export interface McpSessionOptions {
   serverOnce?: boolean;
   /** The full report of a miss (default: stderr). */
   onMiss?: (report: string, miss: McpMiss) => void;
+  /**
+   * Which session of its program on this tape this is, from 1 (default): a later one's
+   * exchanges are keyed apart (mcpSessionKey), so sessions of several servers, or of one server
+   * in several states, each replay their own (tapeTransport numbers them, src/mcp/sessions.ts).
+   */
+  session?: number;
+  /**
+   * Record mode: false when another session of the program on this tape first recorded `key`
+   * elsewhere than `at` (its context key; the first recording is noted): the call is then stored
+   * under its context key. Set by tapeTransport for the sessions of one program
+   * (src/mcp/sessions.ts); unset, true.
+   */
+  firstPlace?: (key: string, at: string) => boolean;
   /**
    * Faults on demand for `tools/call` (docs/chaos.md): `error` (a JSON-RPC error), `tool-error`
    * (a result with `isError: true`), `exit` (-32051, as when the server exits mid-call) and
@@ -212,9 +230,12 @@ export class McpSession {
 
   /** Faults on demand, when asked for. */
   readonly chaos: Chaos | undefined;
+  /** Which session of its program this is (McpSessionOptions.session). */
+  private readonly ordinal: number;
 
   constructor(opts: McpSessionOptions) {
     this.opts = opts;
+    this.ordinal = opts.session !== undefined && Number.isInteger(opts.session) && opts.session > 1 ? opts.session : 1;
     this.tape = opts.tape;
     this.positions = opts.tape.positions();
     this.live = !opts.tape.serves;
@@ -240,7 +261,8 @@ export class McpSession {
     // client's to fix; nothing reached the server.
     const unkeyable = e instanceof TapedeckError && UNKEYABLE.has(e.code);
     const why = unkeyable ? `tapedeck: the params of ${(m as { method?: string }).method} cannot be keyed, so the call was not sent: ${message}` : `tapedeck: ${message}`;
-    if (isRequest(m)) this.deliver(errorResponse(m.id, unkeyable ? MCP_ERROR.badParams : MCP_ERROR.serverGone, why), m.id);
+    const timedOut = e instanceof TapedeckError && e.code === 'E_UPSTREAM_TIMEOUT';
+    if (isRequest(m)) this.deliver(errorResponse(m.id, unkeyable ? MCP_ERROR.badParams : timedOut ? MCP_ERROR.timeout : MCP_ERROR.serverGone, why), m.id);
     if (this.lost !== undefined && e === this.lost) {
       if (this.lostWarned === this.lost) return;
       this.lostWarned = this.lost;
@@ -361,6 +383,10 @@ export class McpSession {
   private recordKey(key: string, at: string): string {
     if (!this.tape.records) return key;
     if (this.tape.count(at).recorded > 0) return at;
+    // Record mode: another session of this program (same tape, same session number) stored the
+    // call after other messages: this session's answer follows from its own history, and stored
+    // under the key it would replace that session's (docs/mcp.md, "Several sessions on one tape").
+    if (this.tape.mode === 'record') return this.opts.firstPlace?.(key, at) === false ? at : key;
     if (this.tape.mode !== 'update') return key;
     if (this.tape.claimed.has(key) || this.tape.count(key).recorded > 0) return at;
     this.tape.claimed.add(key);
@@ -370,7 +396,7 @@ export class McpSession {
   /** `at`: the message's context key, when replayMessage already placed it (update mode going live). */
   private async liveMessage(m: JsonRpcMessage & { method: string }, at?: string): Promise<void> {
     const params = (m as { params?: unknown }).params;
-    const plain = mcpKey(m.method, params);
+    const plain = this.keyOf(m.method, params);
     const place = at ?? this.place(m.method, plain);
     // A fleet on one Redis store: whether the call is new to the tape counts others' recordings too.
     if (this.tape.mode === 'update' && this.tape.shared) await this.tape.refresh(plain).catch(() => false);
@@ -469,6 +495,8 @@ export class McpSession {
     }
     this.upstream = undefined;
     this.starting = undefined;
+    // A warm-up (goLive) waiting on this server's answers ends with this error.
+    this.warmFail?.(this.lost);
     this.opts.onServerGone?.(reason);
   }
 
@@ -607,6 +635,8 @@ export class McpSession {
       request: this.tape.redactor.value({ method: ex.method, ...(ex.params !== undefined ? { params: ex.params } : {}) }) as McpRecord['request'],
       events: ex.events,
       ...(cancelledMs !== undefined ? { cancelled: { ms: cancelledMs } } : {}),
+      // Which session of its program made it, for a later one (its key is scoped to it).
+      ...(this.ordinal > 1 ? { session: this.ordinal } : {}),
     };
     const turn = ex.turn;
     if (!turn) return this.tape.append(rec);
@@ -626,9 +656,14 @@ export class McpSession {
   // Replay: answer from the tape
   // ------------------------------------------------------------------------------------------
 
+  /** The key of a client message in this session (its plain key, scoped to a later session). */
+  private keyOf(method: string, params: unknown): string {
+    return mcpSessionKey(mcpKey(method, params), this.ordinal);
+  }
+
   private async replayMessage(m: JsonRpcMessage & { method: string }): Promise<void> {
     const params = (m as { params?: unknown }).params;
-    const key = mcpKey(m.method, params);
+    const key = this.keyOf(m.method, params);
     const at = this.place(m.method, key);
     // A recording made at this place of this session's history first (see the top of this file).
     let rec = this.tape.next(at, false, this.positions) ?? this.tape.next(key, false, this.positions);
@@ -809,29 +844,89 @@ export class McpSession {
     this.warming = true;
     const waiting = new Map<JsonRpcId, () => void>();
     this.warmAnswer = (m) => waiting.get(m.id)?.();
+    const limit = this.opts.timeoutMs ?? DEFAULT_MCP_TIMEOUT_MS;
+    // Every wait below ends: with its answer, or with the first failure of the warm-up (the
+    // server gone, a send that failed, the timeout, the session ending). A bare wait hung the
+    // session for ever, and close() with it, since close() waits for the gate this runs in.
+    let failed: unknown;
+    let failWaits!: (e: unknown) => void;
+    const failure = new Promise<never>((_, reject) => {
+      failWaits = (e) => {
+        failed ??= e;
+        reject(failed);
+      };
+    });
+    void failure.catch(() => undefined);
+    this.warmFail = failWaits;
+    const sent = (p: Promise<void> | void): Promise<void> => Promise.race([Promise.resolve(p), failure]);
     try {
-      const up = await this.ensureUpstream();
+      const up = await Promise.race([this.ensureUpstream(), failure]);
       for (const h of this.history) {
         this.warmAnswers = [...h.answers];
         if (isRequest(h.message) && h.cancelled) {
           // Cancelled as recorded: sent and cancelled, no answer waited for (there may be none).
           const wid = `tapedeck-warm-${++this.seq}`;
-          await up.send({ ...h.message, id: wid } as JsonRpcMessage);
-          await up.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: wid, reason: 'tapedeck: cancelled as recorded' } } as JsonRpcMessage);
+          await sent(up.send({ ...h.message, id: wid } as JsonRpcMessage));
+          await sent(up.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: wid, reason: 'tapedeck: cancelled as recorded' } } as JsonRpcMessage));
         } else if (isRequest(h.message)) {
           const wid = `tapedeck-warm-${++this.seq}`;
-          await new Promise<void>((done) => {
+          const method = h.message.method;
+          let timer: ReturnType<typeof setTimeout> | undefined;
+          const answered = new Promise<void>((done) => {
             waiting.set(wid, done);
-            void up.send({ ...h.message, id: wid } as JsonRpcMessage);
+            timer = setTimeout(
+              () => failWaits(new TapedeckError('E_UPSTREAM_TIMEOUT', `the MCP server sent no answer to ${method} within ${limit} ms while update mode brought it to the session's state, so the call that missed was not sent; nothing was recorded.`, { hint: 'A slow server: raise the timeout (tapedeck mcp --timeout MS, serve --idle-timeout MS, timeoutMs); a hung one: fix the server.' })),
+              limit,
+            );
+            timer.unref?.();
           });
-        } else await up.send(h.message);
+          try {
+            await Promise.race([answered, failure, sent(up.send({ ...h.message, id: wid } as JsonRpcMessage)).then(() => answered)]);
+          } finally {
+            clearTimeout(timer);
+            waiting.delete(wid);
+          }
+        } else await sent(up.send(h.message));
       }
+    } catch (e) {
+      // The server cannot be brought to the session's state: a send that failed is the server
+      // gone too (it is not reachable). What the client sent is kept, so a later miss (a server
+      // that may be started again: Streamable HTTP) starts from the beginning on a fresh one.
+      const why = failed ?? e;
+      const err = why instanceof TapedeckError ? why : new TapedeckError('E_UPSTREAM', `could not send to the MCP server: ${why instanceof Error ? why.message : String(why)}; the call that missed was not sent to it, and nothing was recorded.`, { hint: 'Check that the server runs and is reachable.' });
+      await this.dropWarmServer(err);
+      throw err;
     } finally {
       this.warming = false;
       this.warmAnswer = undefined;
-      this.history.length = 0;
+      this.warmFail = undefined;
     }
+    this.history.length = 0;
     this.live = true;
+  }
+
+  /** Fails the warm-up under way (goLive), if any: the server is gone, or the session ends. */
+  private warmFail: ((e: unknown) => void) | undefined;
+
+  /**
+   * A warm-up that failed: the half-warmed server is stopped (its state is not the session's).
+   * With serverOnce it is gone for good: later messages get the same error, and the transport
+   * is told (`tapedeck mcp` exits 1, tapeTransport closes), as when a live server exits.
+   */
+  private async dropWarmServer(err: TapedeckError): Promise<void> {
+    const up = this.upstream;
+    // Gone already (serverGone ran: it told the transport), or it never started.
+    if (!up) return;
+    this.upstream = undefined;
+    this.starting = undefined;
+    up.onclose = undefined;
+    up.onmessage = undefined;
+    up.terminate?.();
+    await up.close().catch(() => undefined);
+    if (this.opts.serverOnce) {
+      this.lost ??= err;
+      this.opts.onServerGone?.(err.message);
+    }
   }
 
   private warmServerRequest(m: JsonRpcRequest): void {
@@ -848,12 +943,16 @@ export class McpSession {
    */
   async close(): Promise<void> {
     if (this.closed) return;
+    const limit = this.opts.shutdownTimeoutMs ?? MCP_SHUTDOWN_GRACE_MS;
+    // A warm-up (update mode going live) gets the shutdown grace, as answers on the way do; past
+    // it the call that missed gets the error, rather than the close waiting for the timeout.
+    const ending = setTimeout(() => this.warmFail?.(new TapedeckError('E_UPSTREAM', `the session ended while update mode brought the MCP server to its state (waited ${limit} ms); the call that missed was not sent, and nothing was recorded.`)), this.hurried ? 0 : limit);
     await this.gate;
+    clearTimeout(ending);
     await this.playing;
     // A client that ends the session right after its last request (piped input closing stdin)
     // has not had the answers yet: they are on their way, and recorded when they come. Only a
     // request still unanswered past the grace got no answer.
-    const limit = this.opts.shutdownTimeoutMs ?? MCP_SHUTDOWN_GRACE_MS;
     const waited = this.hurried ? false : await this.answersInFlight(limit);
     this.finishComplete(true);
     this.closed = true;
@@ -901,6 +1000,7 @@ export class McpSession {
     if (this.hurried) return;
     this.hurried = true;
     this.stopWaiting?.();
+    this.warmFail?.(new TapedeckError('E_UPSTREAM', 'the session was stopped (a signal) while update mode brought the MCP server to its state; the call that missed was not sent, and nothing was recorded.'));
     this.closingUpstream?.terminate?.();
   }
 

@@ -189,6 +189,31 @@ export class McpTape extends SessionTape<McpRecord> {
     return rec;
   }
 
+  private sessionsHeld: number | undefined;
+
+  /**
+   * The highest session number the tape holds (1 when its recordings are all of first sessions,
+   * as every tape one session wrote, or written before sessions were numbered): how many sessions
+   * of a program replay apart (src/mcp/sessions.ts). Read once, from the recordings loaded.
+   *
+   * @example
+   * tape.sessions() // 2: a program's second session (another server) is on the tape
+   */
+  sessions(): number {
+    if (this.sessionsHeld !== undefined) return this.sessionsHeld;
+    let n = 1;
+    try {
+      for (const { value } of this.col?.entries() ?? []) {
+        const s = (value as { session?: unknown }).session;
+        if (typeof s === 'number' && Number.isInteger(s) && s > n) n = s;
+      }
+    } catch {
+      // A damaged record: said where it is served; the numbers read so far stand.
+    }
+    this.sessionsHeld = n;
+    return n;
+  }
+
   /** Whether others write the store while this tape is open (Redis): see {@link refresh}. */
   get shared(): boolean {
     return this.col?.shared ?? false;

@@ -4,12 +4,14 @@
  * connects to it as to the transport it wraps. In replay the wrapped transport is never started
  * (a StdioClientTransport spawns nothing, an HTTP one connects nowhere).
  */
+import { TapedeckError } from '../errors.ts';
 import type { JsonRpcMessage } from './jsonrpc.ts';
 import { McpSession, type McpTiming, type McpUpstream } from './session.ts';
 import { inProcessFix, McpTape, type McpMiss, type McpTapeOptions } from './tape.ts';
 import type { ChaosOptions } from '../chaos/options.ts';
 import { checkOptionNames, optionNames } from '../option-names.ts';
 import { REDACT_INNER } from '../store/redact-options.ts';
+import { programSession, serverOf, type ProgramSession } from './sessions.ts';
 
 /**
  * A JSON-RPC message as transports type it: loose, so the MCP SDK's and the AI SDK's own message
@@ -47,10 +49,16 @@ export interface TapeTransportOptions extends McpTapeOptions {
   onMiss?: (report: string, miss: McpMiss) => void;
   /** Faults on demand for tool calls (docs/chaos.md): `{ faults: { 'tool-error': 0.2, exit: 0.1 }, seed, attempts }`. */
   chaos?: ChaosOptions;
+  /**
+   * Which session of the program on this tape this is, from 1 (docs/mcp.md, "Several sessions
+   * on one tape"). Default: numbered by tapedeck (by server when recording, in the order they
+   * start when replaying); give it when a program opens its sessions in an order that varies.
+   */
+  session?: number;
 }
 
 /** A taped Transport: a Transport, and the tape behind it for counters and misses. */
-const TRANSPORT_OPTIONS = optionNames<TapeTransportOptions>()(['tape', 'mode', 'redact', 'durable', 'onWarning', 'run', 'test', 'strictOrder', 'recordCommand', 'timing', 'timeoutMs', 'shutdownTimeoutMs', 'cancelGraceMs', 'onMiss', 'chaos']);
+const TRANSPORT_OPTIONS = optionNames<TapeTransportOptions>()(['tape', 'mode', 'redact', 'durable', 'onWarning', 'run', 'test', 'strictOrder', 'recordCommand', 'timing', 'timeoutMs', 'shutdownTimeoutMs', 'cancelGraceMs', 'onMiss', 'chaos', 'session']);
 
 export interface TapeTransport extends McpTransportLike {
   /** Resolves to the open tape (after start()). */
@@ -59,12 +67,13 @@ export interface TapeTransport extends McpTransportLike {
   faults(): Record<string, number>;
 }
 
-/** The wrapped transport as the session's live server. */
-function transportUpstream(inner: McpTransportLike | (() => McpTransportLike)): McpUpstream {
+/** The wrapped transport as the session's live server; `made`: the one made already, if any. */
+function transportUpstream(inner: McpTransportLike | (() => McpTransportLike), made?: McpTransportLike): McpUpstream {
   let t: McpTransportLike | undefined;
   const up: McpUpstream = {
     async start() {
-      t = typeof inner === 'function' ? inner() : inner;
+      t = made ?? (typeof inner === 'function' ? inner() : inner);
+      made = undefined;
       t.onmessage = (m) => up.onmessage?.(m as unknown as JsonRpcMessage);
       t.onclose = () => up.onclose?.('the MCP transport closed');
       t.onerror = () => undefined; // a failed send or a dropped stream ends in onclose or a missing answer
@@ -98,6 +107,8 @@ export function tapeTransport(inner: McpTransportLike | (() => McpTransportLike)
   const mode = McpTape.check(opts);
   let session: McpSession | undefined;
   let opened: McpTape | undefined;
+  /** This session's place among the program's sessions on the tape. */
+  let program: ProgramSession | undefined;
   /** The one close, which every close() call waits for. */
   let closing: Promise<void> | undefined;
   let resolveTape!: (t: McpTape) => void;
@@ -127,13 +138,33 @@ export function tapeTransport(inner: McpTransportLike | (() => McpTransportLike)
     tape,
     faults: () => session?.chaos?.counts() ?? {},
     async start() {
-      // In process there is no command line: a miss names the option that records.
-      opened = await McpTape.open({ ...opts, mode, recordCommand: opts.recordCommand ?? inProcessFix('tapeTransport(transport, { tape, mode: ', opts.mode) });
+      // In process there is no command line: a miss names the option that records, and the tape.
+      const where = typeof opts.tape === 'string' ? opts.tape : opts.tape?.location;
+      opened = await McpTape.open({ ...opts, mode, recordCommand: opts.recordCommand ?? `${inProcessFix('tapeTransport(transport, { tape, mode: ', opts.mode)}${where ? ` (tape: ${where})` : ''}` });
       resolveTape(opened);
+      const tapeNow = opened;
+      // Recording makes the transport anyway (at the first message): made now, it names its
+      // server, which numbers this session among the program's (src/mcp/sessions.ts). A
+      // factory that throws is called again then, and its error answers that message as before.
+      let made: McpTransportLike | undefined = typeof inner === 'object' ? inner : undefined;
+      if (typeof inner === 'function' && tapeNow.mode === 'record' && opts.session === undefined) {
+        try {
+          made = inner();
+        } catch {
+          made = undefined;
+        }
+      }
+      if (opts.session !== undefined && (!Number.isInteger(opts.session) || opts.session < 1)) {
+        await tapeNow.close({ abandon: true });
+        throw new TapedeckError('E_ARG', `tapeTransport: session must be a whole number from 1, got ${JSON.stringify(opts.session)}.`, { hint: 'Number the sessions of your program 1, 2, … in the order it opens them (docs/mcp.md, "Several sessions on one tape"), or leave session out.' });
+      }
+      program = programSession(tapeNow.location, opts.test, tapeNow.mode, opts.session, serverOf(made), () => tapeNow.sessions());
       try {
         session = new McpSession({
           tape: opened,
-          ...(inner ? { upstream: () => transportUpstream(inner) } : {}),
+          ...(inner ? { upstream: () => transportUpstream(inner, made) } : {}),
+          session: program.session,
+          firstPlace: program.firstPlace,
           send: deliver,
           timing: opts.timing,
           timeoutMs: opts.timeoutMs,
@@ -154,6 +185,7 @@ export function tapeTransport(inner: McpTransportLike | (() => McpTransportLike)
         });
       } catch (e) {
         // Chaos refused in this mode: the tape opened for nothing is closed untouched.
+        program.end();
         await opened.close({ abandon: true });
         throw e;
       }
@@ -167,6 +199,7 @@ export function tapeTransport(inner: McpTransportLike | (() => McpTransportLike)
       // caller then closes the client) resolves when the tape is closed too, not at once.
       closing ??= (async () => {
         await session?.close();
+        program?.end();
         await opened?.close();
         self.onclose?.();
       })();

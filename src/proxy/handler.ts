@@ -977,7 +977,7 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
       let pending: Promise<void> | undefined;
       try {
         if (err !== undefined) throw err;
-        if (isMcpRequest(req.headers, body!)) {
+        if (isMcpRequest(req.headers, body!, req)) {
           pending = mcpEndpoint(d).handle(req, res, body!);
           pending.catch((e: unknown) => sendError(req, res, e)).finally(() => finished(t0, slot, res));
           return;

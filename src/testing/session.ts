@@ -571,10 +571,14 @@ function openTape(opts: TestTapeOptions): TestTape {
         ...(mcpOpts.chaos ? { chaos: { live: true, ...mcpOpts.chaos } } : {}),
         tape: where,
         mode,
+        // The test is the program: its transports are its sessions 1, 2, … in the order it
+        // makes them, so each (another server, or the same in another state) replays its own.
+        session: mcpOpts.session ?? mcps.length + 1,
         // A tape tests share (per file): the test's own exchanges, as for its fetch.
         ...runOpt,
         ...ownerOpt,
-        recordCommand: `record it: ${recordCommand}`,
+        // The miss the client gets names the MCP tape: a test that throws it fails with it alone.
+        recordCommand: `record it: ${recordCommand} (MCP tape: ${namespace ? `Redis namespace ${namespace}.mcp` : relative(root, mcpTape) || mcpTape})`,
         redact: mcpOpts.redact ?? opts.redact,
         onWarning: mcpOpts.onWarning ?? onWarning,
         // The test fails with the miss; the report is in the run summary, not on stderr.
