@@ -26,7 +26,7 @@ import { errorMessage, safeJSON, type ErrorStyle } from './error-shape.ts';
 import { attachmentOf, copy, DROPPED, kindOf, Normalizer, put, requestError, sortTools, splitToolResults, strip } from './normalize.ts';
 import { count, newRead } from './answer-read.ts';
 import type { AnswerRead, ErrorAnswer, FaultAnswer, NormalizeContext, ProviderModule, RouteMatch, StatusFault } from './provider.ts';
-import { parseSse } from './sse-assemble.ts';
+import { parseSse } from './sse-parse.ts';
 import { replaceVolatileText, volatilePatterns } from './volatile-text.ts';
 import type { RequestView } from './types.ts';
 

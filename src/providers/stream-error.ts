@@ -9,7 +9,7 @@
  * Node only: the record paths and `tapedeck stats` ask it; a page never records.
  */
 import { isNdjson } from './ollama.ts';
-import { parseSse } from './sse-assemble.ts';
+import { parseSse } from './sse-parse.ts';
 import { parseNdjson } from './wire/ndjson.ts';
 import { EventStreamDecoder, headerString } from './wire/aws-eventstream.ts';
 

@@ -7,7 +7,7 @@
  *
  * Node only: the record paths and re-recording judge with it; a page never records.
  */
-import { parseSse } from './sse-assemble.ts';
+import { parseSse } from './sse-parse.ts';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);

@@ -9,10 +9,17 @@
  * answers `generateText`, nor the other way round) and stored as `{ stream: [parts], ...rest }`:
  * every part the model's stream gave, in order, with the rest of the doStream() result
  * (request and response metadata). Its replay is a stream of the same parts.
+ *
+ * The request is keyed by the model id, and stored with the model's provider beside it
+ * (`model: { modelId, provider }`, which keys as the model id alone): recordings made before the
+ * provider was stored key alike and are still served, and a recording that names another
+ * provider (`openai.chat` for `anthropic.messages` or `openai.responses` with the same model
+ * id) is never served: that call is a miss.
  */
 import { AsyncResource } from 'node:async_hooks';
 import { TapedeckError } from '../errors.ts';
-import type { ReplayCache } from './replay-cache.ts';
+import { missHeadline, recordHow } from '../match/diagnose.ts';
+import type { ReplayCache, ReplayRecord } from './replay-cache.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -21,7 +28,7 @@ interface WrapArgs<R> {
   doGenerate: () => PromiseLike<R>;
   doStream: () => PromiseLike<R>;
   params: Obj;
-  model: { modelId: string };
+  model: { modelId: string; provider?: string };
 }
 
 /** The middleware: pass it as `middleware` to the AI SDK's `wrapLanguageModel`. */
@@ -33,12 +40,77 @@ export interface ReplayCacheMiddleware {
 
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
+/** What the middleware calls on a cache: a ReplayCache, or an object that answers like one. */
+const isCache = (v: unknown): v is ReplayCache =>
+  v !== null && typeof v === 'object' && typeof (v as Obj).getRecord === 'function' && typeof (v as Obj).put === 'function' && typeof (v as Obj).forgo === 'function';
+
+const HOW = 'Pass the cache itself, opened: replayCacheMiddleware(await ReplayCache.open(path)), or a function giving it (activeReplayCache).';
+
+/**
+ * The E_ARG for a value that is no ReplayCache, said when it is given (a forgotten await, a
+ * path) rather than as a bare TypeError at the first model call. `from`: where it came from.
+ */
+function notACache(v: unknown, from: string): TapedeckError {
+  if (v !== null && typeof v === 'object' && typeof (v as { then?: unknown }).then === 'function') {
+    return new TapedeckError('E_ARG', `replayCacheMiddleware: ${from} is a Promise, not a ReplayCache: did you forget await?`, {
+      hint: 'ReplayCache.open is async: const cache = await ReplayCache.open(path), then replayCacheMiddleware(cache).',
+    });
+  }
+  if (typeof v === 'string') {
+    return new TapedeckError('E_ARG', `replayCacheMiddleware: ${from} is a string (${JSON.stringify(v.length > 80 ? `${v.slice(0, 79)}…` : v)}), not a ReplayCache.`, { hint: HOW });
+  }
+  const kind = v === null ? 'null' : Array.isArray(v) ? 'an array' : v === undefined ? 'undefined' : typeof v === 'object' ? 'an object without get/put/forgo' : `a ${typeof v}`;
+  return new TapedeckError('E_ARG', `replayCacheMiddleware: ${from} is ${kind}, not a ReplayCache.`, { hint: HOW });
+}
+
+/** The model as a request holds it: `{ modelId, provider }` (keyed as the model id), or the model id when it names no provider. */
+const modelOf = (model: WrapArgs<unknown>['model']): unknown => (typeof model.provider === 'string' ? { modelId: model.modelId, provider: model.provider } : model.modelId);
+
+/** The provider a recording was made for; undefined for one made before providers were stored. */
+function recordedProvider(rec: ReplayRecord): string | undefined {
+  const m = isObj(rec.request) ? rec.request.model : undefined;
+  return isObj(m) && typeof m.provider === 'string' ? m.provider : undefined;
+}
+
+/**
+ * The recorded value, when the recording was made for this model's provider (or before
+ * providers were stored). One made for another provider would be a wrong answer (another API's
+ * content, its providerMetadata): an E_MISS in every mode. Update mode included: it adds
+ * recordings but never replaces one, and an answer appended after this one would never be
+ * reached (a call is served its key's recordings in order).
+ */
+function served(rec: ReplayRecord, model: WrapArgs<unknown>['model'], c: ReplayCache, request: Obj): unknown {
+  const recorded = recordedProvider(rec);
+  if (recorded === undefined || typeof model.provider !== 'string' || recorded === model.provider) return rec.value;
+  const how = recordHow({ kind: 'cache', modeFromOption: c.modeSource === 'option' });
+  const fix = c.mode === 'update' ? `${how} (update mode adds recordings but never replaces one)` : how;
+  // The providers first: a headline is clipped at its end, where the tape's path stands.
+  const difference = `recorded for provider ${recorded}, and this model is ${model.provider} (model id ${model.modelId}, tape ${c.path})`;
+  const message = `tapedeck miss: ${missHeadline(difference, fix)}`;
+  // The message ends with the fix (on a line of its own, capitalized, when long): not said twice.
+  const ownLine = `${fix.charAt(0).toUpperCase()}${fix.slice(1)}`;
+  throw new TapedeckError('E_MISS', message, {
+    file: c.path,
+    key: c.cacheKey(request),
+    model: model.modelId,
+    provider: model.provider,
+    recordedProvider: recorded,
+    kind: 'provider',
+    difference,
+    fix,
+    hint: message.includes(fix) ? fix : ownLine,
+  });
+}
+
 /**
  * A `wrapLanguageModel` middleware that answers the model's calls from `cache` (a ReplayCache,
  * or a function giving the one to use, e.g. `activeReplayCache` inside `withReplayCache`):
  * replay serves recordings (E_MISS when the call changed), record and update call the model and
  * store what it answered, streamed calls included. A stream is stored once it ended, before its
- * end reaches the caller; a stream that failed or carried an error part is not stored.
+ * end reaches the caller; a stream that failed or carried an error part is not stored. A
+ * recording made for another provider's model with the same model id is never served (E_MISS);
+ * one made before providers were stored is served as it always was. Anything but a cache (a
+ * path, a Promise from a forgotten await) is an E_ARG here, when the middleware is made.
  *
  * @example
  * import { wrapLanguageModel, streamText } from 'ai'
@@ -48,31 +120,35 @@ const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !
  * const { text } = streamText({ model, prompt: 'Hi' }) // replayed, or recorded in record mode
  */
 export function replayCacheMiddleware(cache: ReplayCache | (() => ReplayCache | undefined)): ReplayCacheMiddleware {
+  // Said here, where the middleware is made, not as a TypeError at the first model call.
+  if (typeof cache !== 'function' && !isCache(cache)) throw notACache(cache, 'the argument');
   const current = (): ReplayCache => {
-    const c = typeof cache === 'function' ? cache() : cache;
+    if (typeof cache !== 'function') return cache;
+    const c: unknown = cache();
     if (c === undefined) {
       throw new TapedeckError('E_ARG', 'replayCacheMiddleware has no ReplayCache: the function given returned none.', {
         hint: 'Call the model inside withReplayCache(path, fn), or pass the cache itself: replayCacheMiddleware(cache).',
       });
     }
+    if (!isCache(c)) throw notACache(c, 'what the function given returned');
     return c;
   };
   return {
     specificationVersion: 'v3',
     async wrapGenerate({ doGenerate, params, model }) {
       const c = current();
-      const request = { model: model.modelId, ...params };
-      const hit = await c.get(request);
-      if (hit !== undefined) return hit;
+      const request = { model: modelOf(model), ...params };
+      const hit = await c.getRecord(request);
+      if (hit !== undefined) return served(hit, model, c, request);
       const result = await forgoing(c, request, doGenerate);
       await c.put(request, result);
       return result;
     },
     async wrapStream({ doStream, params, model }) {
       const c = current();
-      const request = { model: model.modelId, ...params, stream: true };
-      const hit = await c.get(request);
-      if (hit !== undefined) return replayed(hit, c);
+      const request = { model: modelOf(model), ...params, stream: true };
+      const hit = await c.getRecord(request);
+      if (hit !== undefined) return replayed(served(hit, model, c, request), c);
       const result = await forgoing(c, request, doStream);
       if (!isObj(result) || !(result.stream instanceof ReadableStream)) {
         c.forgo(request);

@@ -31,6 +31,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { assertNoCycle } from './cycle.ts';
+import { redactRequest } from './request-redact.ts';
 import { isDeepStrictEqual } from 'node:util';
 import { TapedeckError, type TapedeckErrorDetails } from '../errors.ts';
 import { checkOptionNames, optionNames } from '../option-names.ts';
@@ -447,7 +448,7 @@ export class ReplayCache {
     // The answer may repeat the request's own secrets (a member the model was asked to repeat):
     // masked there as the request's copy is. Looked for only when the request has some (its
     // redaction changed it).
-    const redacted = this.redactor.value(request);
+    const redacted = redactRequest(this.redactor, request);
     const masks = redacted === request ? this.redactor : echoing(this.redactor, { headers: {}, url: '', body: utf8.encode(JSON.stringify(request)) });
     const storedValue = sortedKeys(masks.value(value));
     // When the answer came, not when its turn came.

@@ -1,0 +1,7 @@
+/**
+ * cycle.ts for browser builds: a page never stores a value (it replays a loaded tape), so there
+ * is no cycle to name; the walk stays out of a bundle with a 100 KB budget (bench/size.mjs).
+ */
+
+/** Nothing to check in a page (see cycle.ts). */
+export function assertNoCycle(_value: unknown, _root: string): void {}
