@@ -18,6 +18,7 @@
 // tool-call / tool-result parts and jsonSchema() wrappers, escaped member names where a name is
 // looked at, escaped strings that must be compared (roles, types, call ids, tool names), tool
 // names outside ASCII (sorted by UTF-16 code units in the reference), non-string call ids,
+// results whose call id no call of the body has (dangling: the reference keeps those as given),
 // arguments text that is not an object or array, and member names inherited from
 // Object.prototype. Attachment parts (images, audio, files), whose rules decode and hash their
 // data, are left as holes: a 0x00 byte in the output (never in JSON text) and the part's byte
@@ -101,7 +102,8 @@ let holedOdd = false; // a message with a hole is not canonical but for its hole
 // Scratch regions after the records, sized by the record count (see view()).
 let haveP: usize = 0; // names already in the object being written: {ptr u32, len u32} entries
 let haveTop: u32 = 0;
-let idsP: usize = 0; // call ids seen: {ptr u32, len u32} of their bytes, numbered by position
+let idsP: usize = 0; // call ids seen: {ptr u32, len u32, called u32} (ID_STRIDE bytes), numbered by position
+const ID_STRIDE: usize = 12;
 let idCount: u32 = 0;
 let idSlots: usize = 0; // open addressing by a hash of the id's bytes: id number + 1, 0 = free
 let idMask: u32 = 0;
@@ -1212,8 +1214,21 @@ function rest(ob: u32, from: u32, skip: i32, lo: u64 = 0, hi: u64 = 0): void {
 
 // --- call ids: "call_<k>" for the k-th distinct id
 
-/** The number of the call id in record i, or -1 for absent / null (non-strings decline). */
+/** The number of a call's own id in record i, or -1 for absent / null (non-strings decline). */
 function id(i: u32): i32 {
+  return numbered(i, true);
+}
+
+/**
+ * The number of a result's reference to a call (the reference's Ids.ref()): numbered as id()
+ * numbers it, but it does not make the id a call's. A reference whose call is not in the body
+ * (dangling) keeps its id as given in the reference's second pass: see dangling().
+ */
+function ref(i: u32): i32 {
+  return numbered(i, false);
+}
+
+function numbered(i: u32, call: bool): i32 {
   if (i == NONE || kindOf(i) == T_NULL) return -1;
   if (!isStr(i)) { bad = true; return -1; }
   const p = startOf(i) + 1;
@@ -1228,15 +1243,43 @@ function id(i: u32): i32 {
   while (true) {
     const v = load<u32>(idSlots + <usize>slot * 4);
     if (v == 0) break;
-    const q = idsP + <usize>(v - 1) * 8;
-    if (<usize>load<u32>(q + 4) == n && memory.compare(<usize>load<u32>(q), p, n) == 0) return <i32>(v - 1);
+    const q = idsP + <usize>(v - 1) * ID_STRIDE;
+    if (<usize>load<u32>(q + 4) == n && memory.compare(<usize>load<u32>(q), p, n) == 0) {
+      if (call) store<u32>(q + 8, 1);
+      return <i32>(v - 1);
+    }
     slot = (slot + 1) & idMask;
   }
-  store<u32>(idsP + <usize>idCount * 8, <u32>p);
-  store<u32>(idsP + <usize>idCount * 8 + 4, <u32>n);
+  const q = idsP + <usize>idCount * ID_STRIDE;
+  store<u32>(q, <u32>p);
+  store<u32>(q + 4, <u32>n);
+  store<u32>(q + 8, call ? 1 : 0);
   idCount++;
   store<u32>(idSlots + <usize>slot * 4, idCount);
   return <i32>(idCount - 1);
+}
+
+/**
+ * Whether a result refers to an id no call of the body has, other than one spelled `call_<digits>`
+ * (the reference's Ids.dangling()). The reference keeps such ids as given, in a second pass over
+ * the messages this view does not make: the body is declined to it.
+ */
+function dangling(): bool {
+  for (let k: u32 = 0; k < idCount; k++) {
+    const q = idsP + <usize>k * ID_STRIDE;
+    if (load<u32>(q + 8) != 0) continue;
+    // The bytes as written: an escape in them is no positional spelling here, so such an id
+    // declines (the reference decodes it first; declining is always safe).
+    const p = <usize>load<u32>(q);
+    const n = <usize>load<u32>(q + 4);
+    let positional = n > 5 && load<u8>(p) == 0x63 && load<u8>(p + 1) == 0x61 && load<u8>(p + 2) == 0x6c && load<u8>(p + 3) == 0x6c && load<u8>(p + 4) == 0x5f;
+    for (let j: usize = 5; positional && j < n; j++) {
+      const c = load<u8>(p + j);
+      if (c < 0x30 || c > 0x39) positional = false;
+    }
+    if (!positional) return true;
+  }
+  return false;
 }
 
 /** `"call_<k>"` */
@@ -1476,7 +1519,7 @@ function part(p: u32): i32 {
     // In canonical member order (content, id, is_error, type); the id is numbered before the
     // content's own ids, as the reference numbers them.
     const tu = get(p, "tool_use_id");
-    const k = id(tu == NONE || kindOf(tu) == T_NULL ? get(p, "id") : tu);
+    const k = ref(tu == NONE || kindOf(tu) == T_NULL ? get(p, "id") : tu);
     w("\"content\":[");
     content(get(p, "content"), false);
     byte(0x5d);
@@ -1574,12 +1617,21 @@ function callType(type: u32): bool {
   return (n >= 8 && spells(p + n - 8, 8, "tool_use")) || (n >= 5 && spells(p + n - 5, 5, "_call"));
 }
 
+/** Whether a type names an output item (`custom_tool_call_output`, ...): its `call_id` is a reference. */
+function outputType(type: u32): bool {
+  if (!isStr(type)) return false;
+  const p = startOf(type) + 1;
+  const n = endOf(type) - 1 - p;
+  return n >= 7 && spells(p + n - 7, 7, "_output");
+}
+
 /** A part of another type: the reference's other(). */
 function other(p: u32, type: u32, from: u32): void {
   canon = false; // ids and members in no known order: the writer sorts them
-  putId(N_TOOL_USE_ID, "\"tool_use_id\":", id(get(p, "tool_use_id")));
-  putId(N_TOOL_CALL_ID, "\"tool_call_id\":", id(get(p, "tool_call_id")));
-  putId(N_CALL_ID, "\"call_id\":", id(get(p, "call_id")));
+  // tool_use_id, tool_call_id and an output item's call_id are results' references.
+  putId(N_TOOL_USE_ID, "\"tool_use_id\":", ref(get(p, "tool_use_id")));
+  putId(N_TOOL_CALL_ID, "\"tool_call_id\":", ref(get(p, "tool_call_id")));
+  putId(N_CALL_ID, "\"call_id\":", outputType(type) ? ref(get(p, "call_id")) : id(get(p, "call_id")));
   if (callType(type)) putId(N_ID, "\"id\":", id(get(p, "id")));
   rest(p, from, S_NONE);
 }
@@ -1758,7 +1810,7 @@ function message(i: u32, responses: bool, comma: bool): i32 {
   w("\"content\":[");
   const partsStart = o;
   rangeCount = 0;
-  const resultId = answer >= 0 ? answer : tc == NONE || kindOf(tc) == T_NULL ? -1 : id(tc);
+  const resultId = answer >= 0 ? answer : tc == NONE || kindOf(tc) == T_NULL ? -1 : ref(tc);
   if (resultId >= 0) w("{\"content\":[");
   let n = ollama ? ollamaThinking(i) : 0;
   n += content(contentRec, true, n);
@@ -1941,7 +1993,7 @@ function call(i: u32, responses: bool, comma: bool): i32 {
 
 function callOutput(i: u32): i32 {
   // The id is numbered before the output's own ids, as the reference numbers them.
-  const k = id(get(i, "call_id"));
+  const k = ref(get(i, "call_id"));
   w("{\"content\":[{\"content\":[");
   content(get(i, "output"), false);
   byte(0x5d);
@@ -2364,8 +2416,9 @@ function sameString(a: u32, b: u32): bool {
 
 /** A call id number no id of the body has: a Gemini call without an id (the reference's `{ gemini: k }`). */
 function freshId(): i32 {
-  store<u32>(idsP + <usize>idCount * 8, 0);
-  store<u32>(idsP + <usize>idCount * 8 + 4, 0xffffffff);
+  store<u32>(idsP + <usize>idCount * ID_STRIDE, 0);
+  store<u32>(idsP + <usize>idCount * ID_STRIDE + 4, 0xffffffff);
+  store<u32>(idsP + <usize>idCount * ID_STRIDE + 8, 1);
   idCount++;
   return <i32>(idCount - 1);
 }
@@ -2736,7 +2789,7 @@ function conversePart(b: u32): i32 {
       }
       if (textOnly && isStr(idRec) && (status == NONE || kindOf(status) == T_STRING)) {
         // content, id, is_error, type: canonical order; the id numbered first, as before.
-        const k = id(idRec);
+        const k = ref(idRec);
         w("{\"content\":[");
         let n = 0;
         const stop = nextOf(content);
@@ -2833,7 +2886,7 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
   const c = <usize>count + 8;
   haveP = (B + <usize>count * NODE + 7) & ~(<usize>7);
   idsP = haveP + (c + 16 * 520) * 8;
-  rangesP = idsP + c * 8;
+  rangesP = idsP + c * ID_STRIDE;
   holesP = rangesP + c * 12;
   chunksP = holesP + c * 8;
   sortP = chunksP + c * 12;
@@ -2873,7 +2926,7 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
     if (provider == P_GEMINI) geminiMessages();
     else converseMessages();
     byte(0x5d);
-    if (bad) return V_DECLINED;
+    if (bad || dangling()) return V_DECLINED;
     const end = o;
     // Canonical as written, values copied from the body made so where they landed (as for the
     // chat family; no message is canonicalized whole here): see RESULT + 120.
@@ -2945,7 +2998,7 @@ export function view(at: usize, n: u32, count: u32, provider: i32): i32 {
     }
   }
   byte(0x5d);
-  if (bad) return V_DECLINED;
+  if (bad || dangling()) return V_DECLINED;
   const messagesEnd = o;
   // The messages as they stand are canonical, and where each starts is known: RESULT + 120
   // says so, RESULT + 124 holds the starts (the tools are canonicalized apart, as before).

@@ -385,19 +385,50 @@ AUDIO = {'mp3': 'audio/mpeg', 'wav': 'audio/wav'}
 
 # Messages ------------------------------------------------------------------------------------
 
-class Ids:
-    def __init__(self):
-        self.map = {}
+class Ref:
+    """A result's reference to a call id, resolved once the whole conversation is read."""
+    def __init__(self, k, raw, name):
+        self.k, self.raw, self.name = k, raw, name
 
-    def of(self, raw):
-        if raw is None:
-            return None
+
+class Ids:
+    def __init__(self, refs=False):
+        self.map = {}
+        self.calls = set()  # ids seen as a call's own id
+        self.refs = refs    # results' references become Ref (resolved by resolve())
+
+    def number(self, raw):
         k = (type(raw).__name__ if not is_num(raw) else 'number', canonical_text(raw) if not isinstance(raw, str) else raw)
         if isinstance(raw, str):
             k = ('string', raw)
         if k not in self.map:
             self.map[k] = 'call_%d' % len(self.map)
-        return self.map[k]
+        return k, self.map[k]
+
+    def of(self, raw):
+        if raw is None:
+            return None
+        k, name = self.number(raw)
+        self.calls.add(k)
+        return name
+
+    def ref(self, raw):
+        if raw is None:
+            return None
+        k, name = self.number(raw)
+        return Ref(k, raw, name) if self.refs else name
+
+    def resolve(self, v):
+        """Replaces each Ref: a dangling id (no call of the request has it, and it is not spelled
+        call_<digits>) is kept as given, any other its positional name."""
+        if isinstance(v, Ref):
+            dangling = v.k not in self.calls and not (isinstance(v.raw, str) and re.fullmatch(r'call_[0-9]+', v.raw))
+            return v.raw if dangling else v.name
+        if isinstance(v, list):
+            return [self.resolve(x) for x in v]
+        if isinstance(v, dict):
+            return {k: self.resolve(x) for k, x in v.items()}
+        return v
 
 
 def put_id(out, k, v):
@@ -448,8 +479,8 @@ def from_langchain(m):
 
 
 class Normalizer:
-    def __init__(self):
-        self.ids = Ids()
+    def __init__(self, refs=False):
+        self.ids = Ids(refs)
         self.depth = 0
 
     def C(self, v, path):
@@ -545,14 +576,14 @@ class Normalizer:
         if t == 'tool_result':
             out = {'type': 'tool_result'}
             rid = p.get('tool_use_id')
-            put_id(out, 'id', self.ids.of(rid if rid is not None else p.get('id')))
+            put_id(out, 'id', self.ids.ref(rid if rid is not None else p.get('id')))
             out['content'] = self.C(p.get('content'), '')
             if p.get('is_error') is True:
                 out['is_error'] = True
             return rest(p, out, ['type', 'tool_use_id', 'is_error'])
         if t == 'tool-result':
             out = {'type': 'tool_result'}
-            put_id(out, 'id', self.ids.of(p.get('toolCallId')))
+            put_id(out, 'id', self.ids.ref(p.get('toolCallId')))
             o = p.get('output') if is_obj(p.get('output')) else None
             if o is not None:
                 value = o.get('value')
@@ -576,9 +607,10 @@ class Normalizer:
 
     def other(self, p):
         out = {}
-        for k in ('tool_use_id', 'tool_call_id', 'call_id'):
-            put_id(out, k, self.ids.of(p.get(k)))
         t = p.get('type') if isinstance(p.get('type'), str) else ''
+        put_id(out, 'tool_use_id', self.ids.ref(p.get('tool_use_id')))
+        put_id(out, 'tool_call_id', self.ids.ref(p.get('tool_call_id')))
+        put_id(out, 'call_id', (self.ids.ref if t.endswith('_output') else self.ids.of)(p.get('call_id')))
         if t.endswith('tool_use') or t.endswith('_call'):
             put_id(out, 'id', self.ids.of(p.get('id')))
         return rest(p, out)
@@ -606,7 +638,7 @@ class Normalizer:
             return self.item(m, path)
         out = {}
         keep(out, 'role', m.get('role'))
-        rid = self.ids.of(m.get('tool_call_id'))
+        rid = self.ids.ref(m.get('tool_call_id'))
         parts = self.C(m.get('content'), path + '.content')
         if isinstance(m.get('tool_calls'), list):
             parts += [self.tool_call(c) for c in m['tool_calls']]
@@ -630,7 +662,7 @@ class Normalizer:
             return {'role': 'assistant', 'content': [call]}
         if t == 'function_call_output':
             res = {'type': 'tool_result'}
-            put_id(res, 'id', self.ids.of(m.get('call_id')))
+            put_id(res, 'id', self.ids.ref(m.get('call_id')))
             res['content'] = self.C(m.get('output'), path + '.output')
             return {'role': 'tool', 'content': [res]}
         if t == 'item_reference':
@@ -853,7 +885,7 @@ def normalize(body, opts=None):
         view['options'] = options
         return provider, view, items, [], []
 
-    n = Normalizer()
+    n = Normalizer(refs=True)
     sys_raw = arg('instructions') if provider == 'openai-responses' else arg('system')
     system = n.C(sys_raw, '$.system')
     where = '$.messages'
@@ -889,6 +921,7 @@ def normalize(body, opts=None):
     if provider == 'openai-responses':
         messages = join_calls(raw, messages)
     messages = split_tool_results(messages)
+    system, messages = n.ids.resolve(system), n.ids.resolve(messages)
     tools = []
     for name, legacy in (('tools', False), ('functions', True)):
         for t in tools_list(arg(name), name):

@@ -272,6 +272,21 @@ def cases():
     add('ids: tool_call_id numbered before content', ['ids'], gen([{'role': 'tool', 'tool_call_id': 'R', 'content': [{'type': 'tool_use', 'id': 'U', 'name': 'f', 'input': {}}]}]))
     add('ids: system first', ['ids'], {'model': 'm', 'system': [{'type': 'tool_use', 'id': 'S', 'name': 'f', 'input': {}}], 'messages': [{'role': 'assistant', 'content': [{'type': 'tool_use', 'id': 'M', 'name': 'f', 'input': {}}]}]})
     add('ids: unknown part ids', ['ids', 'unknown'], gen([{'role': 'assistant', 'content': [{'type': 'server_tool_use', 'id': 'srv_1', 'name': 'web_search', 'input': {}}, {'type': 'web_search_tool_result', 'tool_use_id': 'srv_1', 'content': []}, {'type': 'x_call', 'id': 'q', 'call_id': 'w'}]}]))
+    # Dangling ids (a result whose call is not in the request: Responses previous_response_id)
+    # are kept as given, so swapping which call an output answers changes the key.
+    add('ids: dangling outputs keep their ids (previous_response_id)', ['ids', 'dangling'], {'model': 'gpt-4.1', 'previous_response_id': 'resp_1', 'input': [
+        {'type': 'function_call_output', 'call_id': 'call_PARIS', 'output': 'sunny'}, {'type': 'function_call_output', 'call_id': 'call_ROME', 'output': '10:00'}]})
+    add('ids: dangling outputs swapped', ['ids', 'dangling'], {'model': 'gpt-4.1', 'previous_response_id': 'resp_1', 'input': [
+        {'type': 'function_call_output', 'call_id': 'call_ROME', 'output': 'sunny'}, {'type': 'function_call_output', 'call_id': 'call_PARIS', 'output': '10:00'}]})
+    add('ids: dangling ids still count for the numbering; output items, numbers', ['ids', 'dangling', 'unknown'], {'model': 'gpt-5', 'input': [
+        {'type': 'custom_tool_call_output', 'call_id': 'ct_1', 'output': '1'}, {'type': 'function_call', 'call_id': 'fc_2', 'name': 'f', 'arguments': '{}'},
+        {'type': 'function_call_output', 'call_id': 'fc_2', 'output': 'ok'}, {'role': 'tool', 'tool_call_id': 7, 'content': 'n'}]})
+    add('ids: a dangling id spelled call_<digits> keeps its positional name', ['ids', 'dangling'], gen([
+        {'role': 'assistant', 'content': None, 'tool_calls': [{'id': 'X', 'type': 'function', 'function': {'name': 'f', 'arguments': '{}'}}]},
+        {'role': 'tool', 'tool_call_id': 'X', 'content': 'a'}, {'role': 'tool', 'tool_call_id': 'call_0', 'content': 'b'}]))
+    add('ids: a result before its call is not dangling', ['ids', 'dangling'], gen([
+        {'role': 'tool', 'tool_call_id': 'z', 'content': 'early'},
+        {'role': 'assistant', 'content': None, 'tool_calls': [{'id': 'z', 'type': 'function', 'function': {'name': 'f', 'arguments': '{}'}}]}]))
     add('anthropic tool_result is_error and list content', ['toolresults'], {'model': 'm', 'system': 's', 'messages': [{'role': 'user', 'content': [{'type': 'tool_result', 'tool_use_id': 't', 'is_error': True, 'content': [{'type': 'text', 'text': 'boom'}]}]}]})
     add('anthropic tool_result is_error false dropped', ['toolresults'], {'model': 'm', 'system': 's', 'messages': [{'role': 'user', 'content': [{'type': 'tool_result', 'tool_use_id': 't', 'is_error': False, 'content': 'ok'}]}]})
     add('anthropic tool_use input null', ['arguments'], {'model': 'm', 'system': 's', 'messages': [{'role': 'assistant', 'content': [{'type': 'tool_use', 'id': 't', 'name': 'f', 'input': None}]}]})

@@ -39,7 +39,9 @@ for (const [kind, file] of builds) {
     it('a split user turn repeating a large member grows memory as it goes, and keys as the reference keys it', () => {
       const content: Record<string, unknown>[] = [];
       for (let i = 0; i < 30; i++) content.push({ type: 'tool_result', tool_use_id: `t${i}`, content: `r${i}` }, { type: 'text', text: `t${i}` });
-      const body = { model: 'claude', max_tokens: 5, messages: [{ role: 'user', name: 'n'.repeat(300_000), content }] };
+      // The results' calls come first: a result whose call is not in the body (dangling) the core leaves to the reference.
+      const calls = { role: 'assistant', content: Array.from({ length: 30 }, (_, i) => ({ type: 'tool_use', id: `t${i}`, name: 'f', input: {} })) };
+      const body = { model: 'claude', max_tokens: 5, messages: [calls, { role: 'user', name: 'n'.repeat(300_000), content }] };
       const bytes = new TextEncoder().encode(JSON.stringify(body));
       const { status, text } = coreView(file, bytes);
       expect(status).toBe(0);

@@ -37,6 +37,8 @@
  *     messages in order, within a message content before tool_calls), becomes "call_<k>", so a
  *     re-recorded conversation (new ids from the provider) keeps its key, and a prefix of a
  *     conversation is numbered as it is inside the whole one (path hashes stay prefix-stable);
+ *     a result's id whose call is not in the request (dangling: Responses previous_response_id)
+ *     is kept as given, since the positional name would lose which call the result answers;
  *   - message-level ids, timestamps and statuses, `cache_control`, thinking signatures, members
  *     that are null or [] are dropped;
  *   - tools -> { name, description?, parameters?, ... } (input_schema is parameters, legacy
@@ -366,8 +368,21 @@ function idText(raw: unknown): string {
 }
 const idDecoder = new TextDecoder();
 
+/** The positional name an id would take: a result's dangling id of this form keeps it (see Ids). */
+const POSITIONAL = /^call_[0-9]+$/;
+
 export class Ids {
   private readonly map = new Map<string, string>();
+  /** Ids seen as a call's own id (or in a position that is no result's reference). */
+  private readonly called = new Set<string>();
+  /** Ids seen as a result's reference, with their raw value. */
+  private readonly referenced = new Map<string, unknown>();
+
+  /**
+   * @param kept ids (as {@link Ids.dangling} names them) that a result's reference keeps as
+   *   given instead of their positional name: the second pass of normalizeRequest().
+   */
+  constructor(private readonly kept?: ReadonlySet<string>) {}
 
   /** How many distinct ids have been numbered. */
   get size(): number {
@@ -378,10 +393,54 @@ export class Ids {
    * The positional name of a call id: "call_<k>" for the k-th distinct id seen. Ids are
    * distinct by type and JSON value: an id that is not a string is compared as its canonical
    * JSON, so `{"a":1,"b":2}` and `{"b":2,"a":1}` are one id (key order never matters).
+   * Used for a call's own id; a result's reference to a call goes through {@link Ids.ref}.
    */
   of(raw: unknown): string | undefined {
     if (raw === undefined || raw === null) return undefined;
-    const key = `${Array.isArray(raw) ? 'array' : typeof raw}:${typeof raw === 'string' ? raw : idText(raw)}`;
+    const key = idKey(raw);
+    this.called.add(key);
+    return this.name(key);
+  }
+
+  /**
+   * A result's reference to a call (tool_result ids, `tool_call_id`, function_call_output
+   * `call_id`): its positional name, numbered as {@link Ids.of} numbers it, or the id as given
+   * when it is one of the `kept` (dangling) ids.
+   *
+   * @example
+   * new Ids().ref('call_PARIS')                                // 'call_0'
+   * new Ids(new Set(['string:call_PARIS'])).ref('call_PARIS') // 'call_PARIS'
+   */
+  ref(raw: unknown): unknown {
+    if (raw === undefined || raw === null) return undefined;
+    const key = idKey(raw);
+    if (!this.referenced.has(key)) this.referenced.set(key, raw);
+    const name = this.name(key); // numbered even when kept: the other ids keep their numbers
+    return this.kept?.has(key) ? copy(raw) : name;
+  }
+
+  /**
+   * The dangling ids: referenced by a result, never a call's own id in the request (the call
+   * lives on the server: Responses `previous_response_id`). Their positional name would throw
+   * away which call each result answers, so the request's second pass keeps them as given. An
+   * id whose text is itself of the positional form `call_<digits>` keeps its positional name (as
+   * given it could pass for another id's name). Undefined when there are none (most requests).
+   *
+   * @example
+   * const ids = new Ids()
+   * ids.of('call_a'); ids.ref('call_a'); ids.ref('call_PARIS')
+   * ids.dangling() // Set { 'string:call_PARIS' }
+   */
+  dangling(): Set<string> | undefined {
+    let out: Set<string> | undefined;
+    for (const [key, raw] of this.referenced) {
+      if (this.called.has(key) || (typeof raw === 'string' && POSITIONAL.test(raw))) continue;
+      (out ??= new Set()).add(key);
+    }
+    return out;
+  }
+
+  private name(key: string): string {
     let id = this.map.get(key);
     if (id === undefined) {
       id = `call_${this.map.size}`;
@@ -389,6 +448,11 @@ export class Ids {
     }
     return id;
   }
+}
+
+// Ids are distinct by type and JSON value.
+function idKey(raw: unknown): string {
+  return `${Array.isArray(raw) ? 'array' : typeof raw}:${typeof raw === 'string' ? raw : idText(raw)}`;
 }
 
 /**
@@ -425,7 +489,12 @@ function keepIn(o: Obj, k: string, v: unknown): Obj {
 }
 
 export class Normalizer {
-  readonly ids = new Ids();
+  readonly ids: Ids;
+
+  /** @param kept dangling ids to keep as given (see Ids); none by default. */
+  constructor(kept?: ReadonlySet<string>) {
+    this.ids = new Ids(kept);
+  }
 
   private depth = 0;
 
@@ -527,7 +596,7 @@ export class Normalizer {
       }
       case 'tool_result': {
         const out: Obj = { type: 'tool_result' };
-        put(out, 'id', this.ids.of(p.tool_use_id ?? p.id));
+        put(out, 'id', this.ids.ref(p.tool_use_id ?? p.id));
         out.content = this.content(p.content, `${path}.content`);
         if (p.is_error === true) out.is_error = true;
         return rest(p, out, ['type', 'tool_use_id', 'is_error']);
@@ -536,7 +605,7 @@ export class Normalizer {
         // Vercel AI SDK { toolCallId, toolName, output: { type: 'text' | 'json' | 'error-text'
         // | 'error-json', value } } (`result` before AI SDK 5). The tool name is the call's.
         const out: Obj = { type: 'tool_result' };
-        put(out, 'id', this.ids.of(p.toolCallId));
+        put(out, 'id', this.ids.ref(p.toolCallId));
         const o = isObj(p.output) ? p.output : undefined;
         const value = o ? o.value : (p.output ?? p.result);
         out.content = this.content(typeof value === 'string' || value === undefined || value === null ? value : [{ type: 'json', json: value }], `${path}.output`);
@@ -557,11 +626,17 @@ export class Normalizer {
     }
   }
 
-  /** A part or item of a type not listed above: kept, with its call ids renumbered. */
+  /**
+   * A part or item of a type not listed above: kept, with its call ids renumbered. `tool_use_id`
+   * and `tool_call_id` name another part's call, as does the `call_id` of an output item
+   * (`custom_tool_call_output`, `computer_call_output`, ...): those are results' references.
+   */
   private other(p: Obj): Obj {
     const out: Obj = {};
     const type = str(p.type) ?? '';
-    for (const k of ['tool_use_id', 'tool_call_id', 'call_id']) put(out, k, this.ids.of(p[k]));
+    put(out, 'tool_use_id', this.ids.ref(p.tool_use_id));
+    put(out, 'tool_call_id', this.ids.ref(p.tool_call_id));
+    put(out, 'call_id', type.endsWith('_output') ? this.ids.ref(p.call_id) : this.ids.of(p.call_id));
     if (/(tool_use|_call)$/.test(type)) put(out, 'id', this.ids.of(p.id));
     return rest(p, out);
   }
@@ -591,7 +666,7 @@ export class Normalizer {
     const out: Obj = {};
     keep(out, 'role', copy(m.role));
     // A tool message's call id is numbered before its content, as a tool_result part's is.
-    const resultId = m.tool_call_id === undefined || m.tool_call_id === null ? undefined : this.ids.of(m.tool_call_id);
+    const resultId = m.tool_call_id === undefined || m.tool_call_id === null ? undefined : this.ids.ref(m.tool_call_id);
     let parts = this.content(m.content, `${path}.content`);
     if (Array.isArray(m.tool_calls)) parts.push(...m.tool_calls.map((c) => this.toolCall(c)));
     if (isObj(m.function_call)) {
@@ -617,7 +692,7 @@ export class Normalizer {
       }
       case 'function_call_output': {
         const result: Obj = { type: 'tool_result' };
-        put(result, 'id', this.ids.of(m.call_id));
+        put(result, 'id', this.ids.ref(m.call_id));
         result.content = this.content(m.output, `${path}.output`);
         return { role: 'tool', content: [result] };
       }
@@ -977,39 +1052,49 @@ export function normalizeRequest(body: unknown, opts?: NormalizeOptions): Reques
     return { provider, view, messages: items, toolNames: [], contextKeys: [] };
   }
 
-  const n = new Normalizer();
-  // System prompt first: its ids (if any) are numbered before the messages'.
-  const systemRaw = provider === 'openai-responses' ? arg('instructions') : arg('system');
-  const system = n.content(systemRaw, provider === 'openai-responses' ? '$.instructions' : '$.system');
+  // The conversation: system prompt, then messages. A result whose call is not in the request
+  // (a dangling id: the call lives on the server, Responses `previous_response_id`) is known
+  // only once every message has been read, so such a request is normalized a second time with
+  // those ids kept as given (Ids.dangling()); every other request is read once, as before.
+  const conversation = (n: Normalizer): { system: unknown[]; messages: unknown[] } => {
+    // System prompt first: its ids (if any) are numbered before the messages'.
+    const systemRaw = provider === 'openai-responses' ? arg('instructions') : arg('system');
+    const system = n.content(systemRaw, provider === 'openai-responses' ? '$.instructions' : '$.system');
 
-  let raw: unknown[];
-  let where = '$.messages';
-  if (provider === 'openai-responses') {
-    where = '$.input';
-    const input = arg('input');
-    if (typeof input === 'string') raw = [{ role: 'user', content: input }];
-    else if (Array.isArray(input)) raw = input;
-    else if (input === undefined || input === null) raw = [];
-    else throw requestError(`\`input\` must be a string or an array of items; got ${kindOf(input)}.`, '$.input', SHAPES_HINT);
-  } else {
-    const messages = arg('messages');
-    if (Array.isArray(messages)) raw = messages;
-    else if (messages === undefined && (ignore.has('messages') || provider === 'generic')) raw = [];
-    else throw requestError(`\`messages\` must be an array; got ${kindOf(messages)}.`, '$.messages', SHAPES_HINT);
-  }
-  let messages = raw.map((m, i) => n.message(m, `${where}[${i}]`));
-  if (provider === 'generic') {
-    // Vercel AI SDK call options: `prompt` is a string (one user message) or a message list;
-    // it follows `messages` if a body has both.
-    const prompt = arg('prompt');
-    if (typeof prompt === 'string') messages.push(n.message({ role: 'user', content: prompt }, '$.prompt'));
-    else if (Array.isArray(prompt)) prompt.forEach((m, i) => messages.push(n.message(m, `$.prompt[${i}]`)));
-    else if (prompt !== undefined && prompt !== null) {
-      throw requestError(`\`prompt\` must be a string or an array of messages; got ${kindOf(prompt)}.`, '$.prompt', SHAPES_HINT);
+    let raw: unknown[];
+    let where = '$.messages';
+    if (provider === 'openai-responses') {
+      where = '$.input';
+      const input = arg('input');
+      if (typeof input === 'string') raw = [{ role: 'user', content: input }];
+      else if (Array.isArray(input)) raw = input;
+      else if (input === undefined || input === null) raw = [];
+      else throw requestError(`\`input\` must be a string or an array of items; got ${kindOf(input)}.`, '$.input', SHAPES_HINT);
+    } else {
+      const messages = arg('messages');
+      if (Array.isArray(messages)) raw = messages;
+      else if (messages === undefined && (ignore.has('messages') || provider === 'generic')) raw = [];
+      else throw requestError(`\`messages\` must be an array; got ${kindOf(messages)}.`, '$.messages', SHAPES_HINT);
     }
-  }
-  if (provider === 'openai-responses') messages = joinCalls(raw, messages);
-  messages = splitToolResults(messages);
+    let messages = raw.map((m, i) => n.message(m, `${where}[${i}]`));
+    if (provider === 'generic') {
+      // Vercel AI SDK call options: `prompt` is a string (one user message) or a message list;
+      // it follows `messages` if a body has both.
+      const prompt = arg('prompt');
+      if (typeof prompt === 'string') messages.push(n.message({ role: 'user', content: prompt }, '$.prompt'));
+      else if (Array.isArray(prompt)) prompt.forEach((m, i) => messages.push(n.message(m, `$.prompt[${i}]`)));
+      else if (prompt !== undefined && prompt !== null) {
+        throw requestError(`\`prompt\` must be a string or an array of messages; got ${kindOf(prompt)}.`, '$.prompt', SHAPES_HINT);
+      }
+    }
+    if (provider === 'openai-responses') messages = joinCalls(raw, messages);
+    messages = splitToolResults(messages);
+    return { system, messages };
+  };
+  let n = new Normalizer();
+  let { system, messages } = conversation(n);
+  const dangling = n.ids.dangling();
+  if (dangling !== undefined) ({ system, messages } = conversation((n = new Normalizer(dangling))));
 
   let tools: unknown[] = [];
   for (const [name, legacy] of [['tools', false], ['functions', true]] as const) {

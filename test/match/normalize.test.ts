@@ -329,7 +329,7 @@ describe(`request normalization (${backend()})`, () => {
       }
     });
 
-    it('an id seen only in a result is numbered where it first appears', () => {
+    it('an id seen only in a result (dangling) is kept as given, and still counts for the numbering', () => {
       const v = normalizeRequest({
         model: 'm',
         messages: [
@@ -338,7 +338,7 @@ describe(`request normalization (${backend()})`, () => {
           { role: 'tool', tool_call_id: 'a', content: 'y' },
         ],
       }).view as Obj;
-      expect(v.messages.map((m: Obj) => m.content[0].id)).toEqual(['call_0', 'call_1', 'call_1']);
+      expect(v.messages.map((m: Obj) => m.content[0].id)).toEqual(['orphan', 'call_1', 'call_1']);
     });
   });
 

@@ -147,7 +147,7 @@ export class ChatWalk extends Walk {
         this.out.bytes(L.type);
         this.out.bytes(L.tool_result);
         const tu = m.get('tool_use_id');
-        this.putId(have, 'id', L.idKey, this.id(tu === undefined || this.kind(tu) === T_NULL ? m.get('id') : tu));
+        this.putId(have, 'id', L.idKey, this.ref(tu === undefined || this.kind(tu) === T_NULL ? m.get('id') : tu));
         this.out.byte(COMMA);
         this.out.bytes(L.contentKey);
         this.out.bytes(L.openArr);
@@ -260,7 +260,8 @@ export class ChatWalk extends Walk {
       this.out.text(`"${name}":"${id}"`);
       have.push(name);
     };
-    for (const k of OTHER_ID_KEYS) put(k, this.id(m.get(k)));
+    // The reference's other(): results' references (Ids.ref) but a call's own call_id.
+    for (const k of OTHER_ID_KEYS) put(k, k === 'call_id' && !type.endsWith('_output') ? this.id(m.get(k)) : this.ref(m.get(k)));
     if (CALL_TYPE.test(type) && !skip.has('id')) put('id', this.id(m.get('id')));
     this.rest(m, have, skip);
   }
@@ -428,7 +429,7 @@ export class ChatWalk extends Walk {
     const partsStart = out.at;
     const ranges: number[] = [];
     const tc = m.get('tool_call_id');
-    const resultId = ollamaResult ? this.n.ids.of(ollamaResult.id) : tc === undefined || this.kind(tc) === T_NULL ? undefined : this.id(tc);
+    const resultId = ollamaResult ? this.n.ids.of(ollamaResult.id) : tc === undefined || this.kind(tc) === T_NULL ? undefined : this.ref(tc);
     if (resultId !== undefined) {
       out.bytes(L.resultOpen);
       out.text(`"${resultId}"`);
@@ -583,7 +584,7 @@ export class ChatWalk extends Walk {
     out.bytes(L.open);
     out.bytes(L.type);
     out.bytes(L.tool_result);
-    this.putId([], 'id', L.idKey, this.id(m.get('call_id')));
+    this.putId([], 'id', L.idKey, this.ref(m.get('call_id')));
     out.byte(COMMA);
     out.bytes(L.contentKey);
     out.bytes(L.openArr);
@@ -872,6 +873,7 @@ export function digests(w: ChatWalk, opts: NormalizeOptions, ignoreArgs: readonl
     }
 
     out.bytes(L.closeArr);
+    w.noDangling();
     small = writeTop();
     if (w.ollama) return ollamaTools(w, root, small, count, known);
 

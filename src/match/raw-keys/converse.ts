@@ -129,6 +129,7 @@ export function converseDigests(w: Walk, opts: NormalizeOptions, ignoreArgs: rea
     else decline();
   }
   out.bytes(L.closeArr);
+  w.noDangling();
   modelAndOptions(out, small);
   const chunks: { name: string | undefined; start: number; end: number }[] = [];
   for (const t of tools === undefined ? [] : w.children(tools)) {
@@ -240,7 +241,7 @@ function conversePart(w: Walk, b: number): number {
     const textOnly = texts?.every((c) => w.isObj(c) && w.members(c).names.length === 1 && w.kind(w.members(c).recs[0]!) === T_STRING && w.members(c).names[0] === 'text');
     if (plain && textOnly && id !== undefined && w.kind(id) === T_STRING && (status === undefined || w.kind(status) === T_STRING)) {
       out.bytes(L.resultOpen);
-      out.bytes(quotedId(w.id(id)!));
+      out.bytes(quotedId(w.ref(id)!));
       out.byte(COMMA);
       out.bytes(L.contentKey);
       out.bytes(L.openArr);

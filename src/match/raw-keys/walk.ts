@@ -225,6 +225,21 @@ export class Walk {
   }
 
   /**
+   * The positional name of a result's reference to a call (the reference's Ids.ref()), or
+   * undefined for absent/null. A reference whose call is not in the body keeps its id as given
+   * in the reference's second pass, which this walk does not make: see noDangling().
+   */
+  ref(i: number | undefined): string | undefined {
+    if (i === undefined || this.kind(i) === T_NULL) return undefined;
+    return this.n.ids.ref(this.kind(i) === T_STRING ? this.str(i) : this.value(i)) as string;
+  }
+
+  /** Declines a body with a dangling result id (Ids.dangling()): the reference keys it. */
+  noDangling(): void {
+    if (this.n.ids.dangling() !== undefined) decline();
+  }
+
+  /**
    * Writes the JSON text of a value the reference normalizer made (for the elements it handles
    * here: attachments, uncommon part and item types). JSON.stringify writes NaN and Infinity as
    * null, which the reference rejects: such values decline.
