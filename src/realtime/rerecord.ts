@@ -9,8 +9,9 @@
  * A record run re-records an old session when one of its new sessions of the same key sent the
  * same client frames (keyed as replay compares them: ids renumbered, audio by its bytes however
  * chunked). Those old sessions go, with their parts and the audio no kept session refers to;
- * the other old sessions of the key stay: their heads, which the collection removed with the
- * key, are written back after the new sessions (they replay by their frames, not their place).
+ * the other old sessions of the key stay where they are: their heads are kept by the collection
+ * as it replaces the key (reuse), so no crash between the replacement and a write-back can lose
+ * them; heads a collection removed anyway (an older store) are written back after the new ones.
  */
 import type { CloseReport } from '../store/collection.ts';
 import type { RealtimeRecord, RealtimeSessionRecord } from '../store/records.ts';
@@ -20,8 +21,12 @@ import { realtimeUsageMark, sessionRemains } from './usage-mark.ts';
 export interface RecordRunSessions {
   /** Old sessions one of this run's re-recorded, with where their heads are stored: removed, parts and unshared audio too. */
   replaced: { head: RealtimeSessionRecord; at: number | undefined }[];
-  /** Old sessions of those keys no new one re-recorded, with where their heads are stored: kept. */
-  kept: { head: RealtimeSessionRecord; at: number | undefined }[];
+  /**
+   * Old sessions of those keys no new one re-recorded, with where their heads are stored and
+   * their place among their key's recordings loaded at open (`k`, for the collection's reuse):
+   * kept.
+   */
+  kept: { head: RealtimeSessionRecord; at: number | undefined; k: number }[];
 }
 
 /**
@@ -32,10 +37,16 @@ export interface RecordRunSessions {
  * const { replaced, kept } = recordRunSessions(col.entries(), newSids)
  */
 export function recordRunSessions(entries: Iterable<{ value: RealtimeRecord; at?: number }>, fresh: ReadonlySet<string>): RecordRunSessions {
-  const heads: { head: RealtimeSessionRecord; at: number | undefined }[] = [];
+  const heads: { head: RealtimeSessionRecord; at: number | undefined; k: number }[] = [];
+  // Each old head's place among its key's loaded recordings: the run's own come after them.
+  const loadedOf = new Map<string, number>();
   const client = new Map<string, string[]>();
   for (const { value, at } of entries) {
-    if (value.role === 'session') heads.push({ head: value, at });
+    if (value.role === 'session') {
+      const k = fresh.has(value.sid) ? -1 : (loadedOf.get(value.key) ?? 0);
+      if (k >= 0) loadedOf.set(value.key, k + 1);
+      heads.push({ head: value, at, k });
+    }
     else if (value.role === 'part') {
       let keys = client.get(value.sid);
       if (!keys) client.set(value.sid, (keys = []));

@@ -441,6 +441,9 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
       // For `tapedeck serve --prune-unused`, which prunes at the proxy's close (./prune.ts).
       noteSessionsUsed(this.location, this.usedMarks());
       const sorted = this.mode === 'record' && this.col && this.recordedSids.size > 0 && opts.abandon !== true ? recordRunSessions(this.col.entries(), this.recordedSids) : undefined;
+      // The sessions this run did not re-record stay in place as the key's recordings are
+      // replaced: never removed and written back, which a crash in between would lose.
+      for (const h of sorted?.kept ?? []) this.col!.reuse(h.head.key, h.k);
       const report = await super.close(opts);
       if (sorted && (sorted.kept.length > 0 || sorted.replaced.length > 0)) await this.keepOthers(sorted, report);
       return report;
