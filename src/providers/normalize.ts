@@ -903,7 +903,14 @@ export function detectProvider(body: unknown): BuiltinProvider {
 // ---------------------------------------------------------------------------------------------
 // The request view
 
-function checkOptions(opts: NormalizeOptions | undefined): NormalizeOptions {
+/**
+ * The key options checked (throws E_ARG naming `where`: normalizeRequest, or the entry point
+ * whose options they are, which checks them when it is made rather than at its first request).
+ *
+ * @example
+ * checkKeyOptions({ ignoreArgs: 'max_tokens' }, 'createFetch') // throws E_ARG: createFetch: ignoreArgs must be an array of strings
+ */
+export function checkKeyOptions(opts: NormalizeOptions | undefined, where = 'normalizeRequest'): NormalizeOptions {
   if (opts === undefined) return {};
   if (!isObj(opts)) throw new TapedeckError('E_ARG', `normalizeRequest options must be an object; got ${kindOf(opts)}.`);
   if (opts.provider !== undefined && !(BUILTIN_PROVIDERS as readonly unknown[]).includes(opts.provider)) {
@@ -912,7 +919,7 @@ function checkOptions(opts: NormalizeOptions | undefined): NormalizeOptions {
   for (const name of ['ignoreArgs', 'volatileKeys'] as const) {
     const list = opts[name];
     if (list !== undefined && (!Array.isArray(list) || list.some((k) => typeof k !== 'string'))) {
-      throw new TapedeckError('E_ARG', `normalizeRequest: ${name} must be an array of strings.`, {
+      throw new TapedeckError('E_ARG', `${where}: ${name} must be an array of strings; got ${kindOf(list)}.`, {
         hint: name === 'ignoreArgs' ? "e.g. { ignoreArgs: ['temperature'] }" : "e.g. { volatileKeys: ['timestamp'] }",
       });
     }
@@ -1017,7 +1024,7 @@ export function fingerprintIgnoreKeys(ignoreArgs: readonly string[] = []): strin
  * normalizeRequest(body, { ignoreArgs: ['max_tokens'], volatileKeys: ['timestamp'] })
  */
 export function normalizeRequest(body: unknown, opts?: NormalizeOptions): RequestView {
-  const o = checkOptions(opts);
+  const o = checkKeyOptions(opts);
   // Detection reads the whole body: ignoreArgs apply after it (ignoring `system` does not make
   // an Anthropic body a chat one).
   const provider = (o.provider ?? detectProvider(body)) as BuiltinProvider;

@@ -19,7 +19,7 @@ import { checkStore, isBackend, storeBackend } from '../store/backends/open.ts';
 import { pruneUnusedSessions } from '../realtime/prune.ts';
 import { RecordCollection, type CloseReport } from '../store/collection.ts';
 import { resolveModeWithSource, type TapeMode } from '../store/mode.ts';
-import type { NormalizeOptions } from '../providers/normalize.ts';
+import { checkKeyOptions, type NormalizeOptions } from '../providers/normalize.ts';
 import { volatilePatterns } from '../providers/volatile-text.ts';
 import type { HookRecording, RecordingHook } from '../store/hooks.ts';
 import { beforeReplay, checkHooks, pickByMatch, type MatchFunction } from './deck-hooks.ts';
@@ -566,6 +566,8 @@ export class Deck {
       throw new TapedeckError('E_ARG', `Invalid missStatus ${JSON.stringify(opts.missStatus)}.`, { hint: 'Use an error status from 400 to 599 (default 400), as --miss-status takes.' });
     }
     volatilePatterns(opts.volatileText);
+    // When the fetch or proxy is made, not as a 500 at its first request.
+    checkKeyOptions({ ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys }, 'the key options');
     if (opts.chaos !== undefined) {
       checkChaos(opts.chaos, 'proxy');
       // Refused where the fetch or proxy is made, once, rather than by every call and by

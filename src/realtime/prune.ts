@@ -8,7 +8,7 @@
 import type { RecordBackend } from '../store/backend.ts';
 import { isRealtimeRecord, realtimeRecords, type RealtimeRecord } from '../store/records.ts';
 import { openSessionCollection } from '../store/session-tape.ts';
-import { realtimeUsageMark, sessionRemains } from './usage-mark.ts';
+import { decodedValues, realtimeUsageMark, sessionRemains } from './usage-mark.ts';
 
 /** Per tape location, the usage marks of the sessions realtime tapes of this process used. */
 const used = new Map<string, Set<string>>();
@@ -44,13 +44,7 @@ export async function pruneUnusedSessions(store: string | RecordBackend): Promis
   try {
     if (!col.exists) return [];
     await col.rewrite((records) => {
-      const values = records.map((r) => {
-        try {
-          return r.value();
-        } catch {
-          return undefined;
-        }
-      });
+      const values = decodedValues(records);
       const stale = new Set<string>();
       const heads: number[] = [];
       values.forEach((v, i) => {

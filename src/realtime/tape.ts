@@ -13,7 +13,7 @@ import type { CloseReport } from '../store/collection.ts';
 import { Lineup, type Slot, type Ticket } from './lineup.ts';
 import { noteSessionsUsed } from './prune.ts';
 import { afterRecordRun, recordRunSessions } from './rerecord.ts';
-import { realtimeUsageMark } from './usage-mark.ts';
+import { decodedValues, realtimeUsageMark } from './usage-mark.ts';
 
 /** Replay pacing: everything at once (default), as recorded, or a fixed gap in ms between frames. */
 export type RealtimeTiming = 'none' | 'recorded' | number;
@@ -460,13 +460,7 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
       if (!col) return;
       let restore: RealtimeSessionRecord[] = [];
       await col.rewrite((records) => {
-        const values = records.map((r) => {
-          try {
-            return r.value();
-          } catch {
-            return undefined;
-          }
-        });
+        const values = decodedValues(records);
         const after = afterRecordRun(sorted, report, values);
         restore = after.restore;
         return after.remove;

@@ -64,3 +64,20 @@ export function sessionRemains(values: readonly unknown[], stale: ReadonlySet<st
   for (const d of dropped) if (!kept.has(d)) out.push(...(blobs.get(d) ?? []));
   return out.sort((a, b) => a - b);
 }
+
+/**
+ * The values of a store's records as a rewrite is given them, each decoded, a damaged one as
+ * undefined (it is no session's, and stays where it is).
+ *
+ * @example
+ * await col.rewrite((records) => sessionRemains(decodedValues(records), stale))
+ */
+export function decodedValues(records: readonly { value(): unknown }[]): unknown[] {
+  return records.map((r) => {
+    try {
+      return r.value();
+    } catch {
+      return undefined;
+    }
+  });
+}

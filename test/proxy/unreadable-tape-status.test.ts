@@ -41,3 +41,21 @@ describe('a tape that cannot be read', () => {
     }
   });
 });
+
+// A key option of the wrong type (a string for a list) was caught only at the first request, as
+// a 500 naming normalizeRequest: it is E_ARG when the fetch or proxy is made.
+describe('key options of the wrong type', () => {
+  it.each([
+    ['ignoreArgs', { ignoreArgs: 'max_tokens' }],
+    ['volatileKeys', { volatileKeys: [1] }],
+  ])('%s: E_ARG when createFetch is made', (name, bad) => {
+    let e: unknown;
+    try {
+      createFetch({ tape: join(dir, 'k.tape'), mode: 'replay', ...(bad as object) });
+    } catch (x) {
+      e = x;
+    }
+    expect((e as { code?: string })?.code).toBe('E_ARG');
+    expect((e as Error).message).toContain(`${name} must be an array of strings`);
+  });
+});
