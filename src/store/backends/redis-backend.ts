@@ -62,7 +62,7 @@ export class RedisBackend implements RecordBackend {
    * Where a problem found after load is told (RecordBackend.onWarning): the proxy and
    * createFetch set their own warning channel; unset, it is a process warning (TAPEDECK_STORE).
    */
-  onWarning: ((message: string) => void) | undefined;
+  onWarning?: (message: string) => void;
   /** Set by an append that found the namespace emptied (see {@link tellEmptied}); told once. */
   private restored = false;
   private emptiedTold = false;
