@@ -7,6 +7,7 @@
  */
 import { canonicalize } from '../core/index.ts';
 import type { Redactor } from '../store/redact.ts';
+import { headerValue } from './http-difference.ts';
 
 /** A recording's request as the tape keeps it (only what the comparison reads). */
 interface StoredRequest {
@@ -35,11 +36,6 @@ function canonicalJson(body: unknown, r: Redactor, parsed: boolean): string | un
   }
 }
 
-function contentTypeOf(h: Record<string, string | string[] | undefined>): string | undefined {
-  const v = h['content-type'] ?? Object.entries(h).find(([k]) => k.toLowerCase() === 'content-type')?.[1];
-  return Array.isArray(v) ? v[0] : v;
-}
-
 const shown = (ct: string | undefined) => (ct === undefined ? 'no content-type' : `content-type ${JSON.stringify(ct.length > 40 ? `${ct.slice(0, 39)}…` : ct)}`);
 
 /**
@@ -54,13 +50,13 @@ const shown = (ct: string | undefined) => (ct === undefined ? 'no content-type' 
 export function contentTypeDifference(bytes: Uint8Array, headers: Record<string, string | string[] | undefined>, askedAsJson: boolean, recorded: Iterable<StoredRequest>, r: Redactor): string | undefined {
   let mine: string | undefined | null = null;
   for (const rec of recorded) {
-    const theirs = contentTypeOf(rec.headers);
+    const theirs = headerValue(rec.headers, 'content-type');
     // Stored JSON bodies are parsed values; text bodies are strings, other bodies bytes.
     const recAsJson = rec.body !== undefined && !(rec.body instanceof Uint8Array) && typeof rec.body !== 'string';
     if (recAsJson === askedAsJson) continue;
     if (mine === null) mine = canonicalJson(bytes, r, false);
     if (mine === undefined) return undefined;
-    if (canonicalJson(rec.body, r, recAsJson) === mine) return `the body is a recording's, but sent with ${shown(contentTypeOf(headers))}, recorded with ${shown(theirs)}`;
+    if (canonicalJson(rec.body, r, recAsJson) === mine) return `the body is a recording's, but sent with ${shown(headerValue(headers, 'content-type'))}, recorded with ${shown(theirs)}`;
   }
   return undefined;
 }

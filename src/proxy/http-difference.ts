@@ -42,7 +42,7 @@ function bytesOf(body: unknown): Uint8Array | undefined {
 }
 
 /** A header's value, its name matched in any case (hand-written recordings may capitalize it). */
-function headerValue(h: Record<string, string | string[] | undefined>, name: string): string | undefined {
+export function headerValue(h: Record<string, string | string[] | undefined>, name: string): string | undefined {
   const v = h[name] ?? Object.entries(h).find(([k]) => k.toLowerCase() === name)?.[1];
   return Array.isArray(v) ? v.join(', ') : v;
 }

@@ -19,7 +19,7 @@
 import { AsyncResource } from 'node:async_hooks';
 import { TapedeckError } from '../errors.ts';
 import { missHeadline, recordHow } from '../match/diagnose.ts';
-import type { ReplayCache, ReplayRecord } from './replay-cache.ts';
+import { cacheMiss, type ReplayCache, type ReplayRecord } from './replay-cache.ts';
 
 type Obj = Record<string, unknown>;
 
@@ -86,10 +86,7 @@ function served(rec: ReplayRecord, model: WrapArgs<unknown>['model'], c: ReplayC
   const fix = c.mode === 'update' ? `${how} (update mode adds recordings but never replaces one)` : how;
   // The providers first: a headline is clipped at its end, where the tape's path stands.
   const difference = `recorded for provider ${recorded}, and this model is ${model.provider} (model id ${model.modelId}, tape ${c.path})`;
-  const message = `tapedeck miss: ${missHeadline(difference, fix)}`;
-  // The message ends with the fix (on a line of its own, capitalized, when long): not said twice.
-  const ownLine = `${fix.charAt(0).toUpperCase()}${fix.slice(1)}`;
-  throw new TapedeckError('E_MISS', message, {
+  throw cacheMiss(missHeadline(difference, fix), fix, {
     file: c.path,
     key: c.cacheKey(request),
     model: model.modelId,
@@ -98,7 +95,6 @@ function served(rec: ReplayRecord, model: WrapArgs<unknown>['model'], c: ReplayC
     kind: 'provider',
     difference,
     fix,
-    hint: message.includes(fix) ? fix : ownLine,
   });
 }
 

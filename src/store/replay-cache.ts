@@ -168,7 +168,7 @@ const store = new AsyncLocalStorage<ReplayCache>();
  * cacheMiss(`no tape at qa.tape; ${fix}`, fix, { file: 'qa.tape' })
  * // message `tapedeck miss: no tape at qa.tape; ${fix}`, hint fix
  */
-function cacheMiss(message: string, fix: string, details: TapedeckErrorDetails): TapedeckError {
+export function cacheMiss(message: string, fix: string, details: TapedeckErrorDetails): TapedeckError {
   const ownLine = `${fix.charAt(0).toUpperCase()}${fix.slice(1)}`;
   const hint = message.includes(fix) ? fix : ownLine;
   return new TapedeckError('E_MISS', `tapedeck miss: ${message}`, { ...details, hint });
