@@ -13,6 +13,7 @@ import { summarizeRealtime } from '../store/realtime-summary.ts';
 import { answerFraming, answerProblem, isHttpRecord, isRealtimeRecord } from '../store/records.ts';
 import { newerRecordText, newerRecordVersion, UPGRADE_COMMAND } from '../store/record-version.ts';
 import { rewriteTape } from '../store/tape-file.ts';
+import { byProcess, interruptedRecordRuns, interruptedRunMessage } from '../store/tape-writers.ts';
 import { decodedRecords, withTapeStream } from '../store/tape-stream.ts';
 import { exportCommand } from './export.ts';
 import { writeOut } from './stdout.ts';
@@ -277,16 +278,23 @@ async function verify(file: string | undefined): Promise<number> {
       ? `writes a fresh header${n === 0 ? '' : `, keeps ${them}`} and drops the damage`
       : `keeps ${n === 0 ? 'the header' : them} and drops the damage`;
   const k = t.newer.length;
+  // A record run that did not close left its re-recordings after the recordings they were to
+  // replace: intact records, so nothing above says so, and the note lives only beside the tape
+  // (<tape>.writers/, not committed). Said here, so the tape is not committed as it is.
+  const interrupted = byProcess(await interruptedRecordRuns(file)).map((ws) => interruptedRunMessage(file, ws));
+  for (const m of interrupted) out += `TAPEDECK_INTERRUPTED_RUN: ${m}\n`;
   // prune keeps a newer record (it copies intact frames as they are): only an upgrade reads it.
   const upgrade = k === 0 ? '' : `, ${k === n ? (n === 1 ? 'it' : 'all of them') : `${k} of them`} of a record version newer than this tapedeck reads: upgrade tapedeck to read ${k === 1 ? 'it' : 'them'} (${UPGRADE_COMMAND})`;
-  const problems = t.warnings.length + k;
+  const problems = t.warnings.length + k + interrupted.length;
   out += t.warnings.length
     ? `${problems} problem(s); ${intact}${upgrade} (tapedeck prune ${file} ${pruned}).\n`
     : k > 0
       ? `${problems} problem(s); ${intact}${upgrade}; tapedeck prune keeps ${k === 1 ? 'it' : 'them'}.\n`
-      : n === 0
-        ? 'ok (no records)\n'
-        : 'ok\n';
+      : interrupted.length > 0
+        ? `${problems} problem(s): the ${n} record${n === 1 ? '' : 's'} ${n === 1 ? 'is' : 'are'} intact, but replay serves the recordings the run was to replace first.\n`
+        : n === 0
+          ? 'ok (no records)\n'
+          : 'ok\n';
   if (t.masked > 0) out += saltLost(t.masked);
   await writeOut(out);
   return problems ? 1 : 0;

@@ -99,6 +99,16 @@ function served(rec: ReplayRecord, model: WrapArgs<unknown>['model'], c: ReplayC
 }
 
 /**
+ * Refuses (E_MISS) a call whose next recording was made for another provider, before the call
+ * is counted: the recording keeps its turn for the model it was made for (a fallback that asks
+ * another provider's model first must not use it up).
+ */
+async function refuseOtherProvider(c: ReplayCache, request: Obj, model: WrapArgs<unknown>['model']): Promise<void> {
+  const next = await c.peek(request);
+  if (next !== undefined) served(next, model, c, request);
+}
+
+/**
  * A `wrapLanguageModel` middleware that answers the model's calls from `cache` (a ReplayCache,
  * or a function giving the one to use, e.g. `activeReplayCache` inside `withReplayCache`):
  * replay serves recordings (E_MISS when the call changed), record and update call the model and
@@ -134,6 +144,7 @@ export function replayCacheMiddleware(cache: ReplayCache | (() => ReplayCache | 
     async wrapGenerate({ doGenerate, params, model }) {
       const c = current();
       const request = { model: modelOf(model), ...params };
+      await refuseOtherProvider(c, request, model);
       const hit = await c.getRecord(request);
       if (hit !== undefined) return served(hit, model, c, request);
       const result = await forgoing(c, request, doGenerate);
@@ -143,6 +154,7 @@ export function replayCacheMiddleware(cache: ReplayCache | (() => ReplayCache | 
     async wrapStream({ doStream, params, model }) {
       const c = current();
       const request = { model: modelOf(model), ...params, stream: true };
+      await refuseOtherProvider(c, request, model);
       const hit = await c.getRecord(request);
       if (hit !== undefined) return replayed(served(hit, model, c, request), c);
       const result = await forgoing(c, request, doStream);

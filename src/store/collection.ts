@@ -1054,6 +1054,22 @@ export class RecordCollection<R> {
     return at !== undefined && Date.now() >= at;
   }
 
+  /**
+   * The recording {@link next} would serve `key` now, without serving it: undefined when next
+   * would serve none (none left, a lost or expired one ahead, which next reports). A caller that
+   * must refuse a recording (the AI SDK middleware, for another provider's model) looks first,
+   * so its refusal does not use up the turn of the call the recording was made for.
+   */
+  upcoming(key: string): R | undefined {
+    if (!this.serves) return undefined;
+    const s = this.slotOf(key);
+    if (!s || s.served >= s.length) return undefined;
+    const e = s.at(s.served)!;
+    if (this.lostAhead(s, s, e) > 0) return undefined;
+    if (e.stored?.expiresAt !== undefined && Date.now() >= e.stored.expiresAt) return undefined;
+    return this.materialize(e);
+  }
+
   /** How many recordings `key` has and how many were served so far. */
   count(key: string): { recorded: number; served: number } {
     const s = this.slotAt(key);

@@ -334,6 +334,21 @@ export class ReplayCache {
   }
 
   /**
+   * The record the next {@link get} of `request` would be served, without making a call of it:
+   * the next get still gets this record. Undefined in record and passthrough modes (they serve
+   * nothing), when no recording is left, and when one ahead is lost (get says so). The
+   * beforeReplay hook is not run: this is the record as stored.
+   *
+   * @example
+   * const next = await cache.peek(request); if (next && next.metadata?.model !== model) throw new Error('recorded for another model')
+   */
+  async peek(request: unknown, ignoredArgs?: readonly string[]): Promise<ReplayRecord | undefined> {
+    this.assertOpen('peek');
+    if (this.mode === 'record' || this.mode === 'passthrough') return undefined;
+    return this.col.upcoming(this.keysOf(request, ignoredArgs).key);
+  }
+
+  /**
    * Like {@link get}, but the whole record: value, raw response bytes and content type, duration,
    * metadata, hashes and the time it was recorded. It is a call just as get is (the k-th call of
    * a request, get or getRecord, gets the k-th recording), so `get` then `getRecord` of one

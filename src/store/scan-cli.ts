@@ -16,6 +16,7 @@ import { parseTape, warningText, type TapeWarning } from './tape-codec.ts';
 import { secretsInBytes, secretsInValue, type SecretFinding } from './secret-scan.ts';
 import { decodedRecords, withTapeStream } from './tape-stream.ts';
 import { tapesUnder } from './tape-files.ts';
+import { byProcess, interruptedRecordRuns, interruptedRunMessage } from './tape-writers.ts';
 
 function git(args: string[]): Buffer {
   const r = spawnSync('git', args, { maxBuffer: 1 << 30 });
@@ -133,6 +134,13 @@ export async function scanCommand(args: string[]): Promise<number> {
     let tapes = 0;
     const files = new Set<string>();
     const damaged: string[] = [];
+    // Record runs that did not close on a tape: its re-recordings sit after the recordings they
+    // were to replace, which replay serves first. The note lives beside the tape (<tape>.writers/,
+    // not committed), so a clone never sees it: the commit is where it can still be said.
+    const interrupted: string[] = [];
+    const checkRuns = async (file: string, path: string) => {
+      for (const ws of byProcess(await interruptedRecordRuns(path))) interrupted.push(interruptedRunMessage(file, ws));
+    };
     const scan = async (file: string, src: ScanSource) => {
       tapes++;
       const r = await scanOne(file, src);
@@ -143,9 +151,12 @@ export async function scanCommand(args: string[]): Promise<number> {
       if (r.damage > 0) damaged.push(file);
     };
     if (staged) {
+      // git names staged files from the top of the work tree, wherever scan runs.
+      const top = git(['rev-parse', '--show-toplevel']).toString('utf8').trim();
       for (const t of stagedTapes()) {
         const p = parseTape(t.bytes, t.file);
         await scan(t.file, { records: p.records, warnings: p.warnings, size: () => t.bytes.length, bytes: async (s, e) => t.bytes.subarray(s, e) });
+        await checkRuns(t.file, join(top, t.file));
       }
     }
     // Tapes on disk are read a window at a time. One that cannot be read as a tape at all (its
@@ -155,6 +166,7 @@ export async function scanCommand(args: string[]): Promise<number> {
       for (const file of tapesUnder(p)) {
         try {
           await withTapeStream(file, (t) => scan(file, { records: decodedRecords(t, file), warnings: t.warnings, size: () => t.size, bytes: (s, e) => t.bytes(s, e) }));
+          await checkRuns(file, file);
         } catch (e) {
           if (!(e instanceof TapedeckError) || e.code === 'E_OUTPUT') throw e;
           tapes++;
@@ -174,7 +186,11 @@ export async function scanCommand(args: string[]): Promise<number> {
         }
       }
     }
-    if (findings === 0 && damaged.length === 0) {
+    if (interrupted.length > 0) {
+      for (const m of interrupted) process.stderr.write(`tapedeck scan: ${m}\n`);
+      process.stderr.write(`hint: record again and let the run close before committing${staged ? ', then git add the tape again' : ''}; until then the tape replays the old answers of the requests that run re-recorded.\n`);
+    }
+    if (findings === 0 && damaged.length === 0 && interrupted.length === 0) {
       process.stdout.write(`No credentials found in ${plural(tapes, 'tape')} (${plural(records, 'record')}).\n`);
       return EXIT.ok;
     }

@@ -122,6 +122,20 @@ describe('replayCacheMiddleware: the provider of a recording', () => {
     expect(up.calls.length).toBe(calls);
   });
 
+  it("another provider's model asked first (a fallback order) does not use up the recording: the model it was made for is still served it", async () => {
+    const tape = join(dir, 'fallback.tape');
+    const rec = await ReplayCache.open(tape, { mode: 'record' });
+    const live = await generateText({ model: on(chat(), rec), prompt: 'Fallback first', temperature: 0 });
+    await rec.close();
+    const calls = up.calls.length;
+    const cache = await ReplayCache.open(tape, { mode: 'replay' });
+    const e = await failure(generateText({ model: on(anthropic(), cache), prompt: 'Fallback first', temperature: 0, maxRetries: 0 }));
+    expect(e?.details).toMatchObject({ kind: 'provider', recordedProvider: 'openai.chat' });
+    expect((await generateText({ model: on(chat(), cache), prompt: 'Fallback first', temperature: 0 })).text).toBe(live.text);
+    await cache.close();
+    expect(up.calls.length).toBe(calls);
+  });
+
   it('a tape recorded before providers were stored still replays, for any provider (as it did)', async () => {
     const tape = join(dir, 'legacy.tape');
     const rec = await ReplayCache.open(tape, { mode: 'record' });

@@ -2,8 +2,8 @@
 // its recording is kept, but the older recording of the same request it was to replace at
 // close is too, and replay serves that one first. Nothing said so: the old answer came back
 // silently. Now whoever opens the tape next (replay, or a writer) is told, with the fix.
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -167,5 +167,47 @@ describe('a record run that ended without closing its tape', () => {
     }
     const notes = warned.filter((m) => m.includes('ended without closing'));
     expect(notes, warned.join('\n')).toHaveLength(1);
+  });
+
+  // The note lives beside the tape (<tape>.writers/, which tapedeck init has git ignore): a tape
+  // committed after a Ctrl-C'd record run replayed the old answers in every clone and in CI, and
+  // verify and the pre-commit hook (scan --staged) both passed it.
+  it('fails tapedeck verify, tapedeck scan and the pre-commit hook (scan --staged), naming the run and the fix', async () => {
+    const repo = join(dir, 'repo');
+    mkdirSync(join(repo, 'tapes'), { recursive: true });
+    const tape = join(repo, 'tapes', 'chat.tape');
+    const first = createFetch({ tape, mode: 'record' });
+    await ask(first, upstream.url);
+    await first.close();
+    const cli = (args: string[], cwd = repo) => spawnSync(process.execPath, [join(root, 'dist/cli.js'), ...args], { cwd, encoding: 'utf8' });
+    expect(cli(['verify', tape]).status).toBe(0);
+    await killedRecordRun(tape, upstream.url);
+
+    const v = cli(['verify', tape]);
+    expect(v.status, v.stdout + v.stderr).toBe(1);
+    expect(v.stdout).toContain('TAPEDECK_INTERRUPTED_RUN');
+    expect(v.stdout).toContain('ended without closing the tape');
+    expect(v.stdout).toContain('1 problem(s): the 2 records are intact, but replay serves the recordings the run was to replace first.');
+
+    const s = cli(['scan', 'tapes']);
+    expect(s.status, s.stdout + s.stderr).toBe(1);
+    expect(s.stderr).toContain('ended without closing the tape');
+    expect(s.stderr).toContain('hint: record again and let the run close before committing');
+
+    const git = (args: string[]) => spawnSync('git', args, { cwd: repo, encoding: 'utf8' });
+    git(['init', '-q']);
+    git(['add', 'tapes/chat.tape']);
+    // Run from a subfolder, as a user might: git names staged files from the top of the tree.
+    const staged = cli(['scan', '--staged'], join(repo, 'tapes'));
+    expect(staged.status, staged.stdout + staged.stderr).toBe(1);
+    expect(staged.stderr).toContain('tapes/chat.tape: a record run (pid ');
+    expect(staged.stderr).toContain('then git add the tape again');
+
+    // Recording again and closing: every check passes.
+    const again = createFetch({ tape, mode: 'record' });
+    await ask(again, upstream.url);
+    await again.close();
+    expect(cli(['verify', tape]).status).toBe(0);
+    expect(cli(['scan', 'tapes']).status).toBe(0);
   });
 });
