@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 // The API suite runs once per backend (TAPEDECK_BACKEND), so all three are held to the same
@@ -57,6 +58,10 @@ export default defineConfig({
   test: {
     // One fresh temp directory for the run; a test that leaves a tapedeck-* folder fails it.
     globalSetup: ['test/temp-dir.ts'],
+    // Two test files at a time even on two cores (vitest's default there is one): most of the
+    // run's time is spent in files that wait on child processes (vitest, jest and mocha runs,
+    // redis-server, MCP servers, Chromium), so a second file uses the CPU the first leaves idle.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     onConsoleLog: (log: string) => (SDK_DEPRECATION.test(log) ? false : undefined),
     projects: [
       ...(['wasm-simd', 'wasm', 'js'] as const).map((backend) => ({

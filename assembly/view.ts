@@ -19,10 +19,10 @@
 // looked at, escaped strings that must be compared (roles, types, call ids, tool names), tool
 // names outside ASCII (sorted by UTF-16 code units in the reference), non-string call ids,
 // results whose call id no call of the body has (dangling: the reference keeps those as given),
-// arguments text that is not an object or array, and member names inherited from
-// Object.prototype. Attachment parts (images, audio, files), whose rules decode and hash their
-// data, are left as holes: a 0x00 byte in the output (never in JSON text) and the part's byte
-// range, for the caller to fill with the reference's part.
+// arguments text that is not an object or array, and, in the Gemini and Converse shapes, member
+// names inherited from Object.prototype. Attachment parts (images, audio, files), whose rules
+// decode and hash their data, are left as holes: a 0x00 byte in the output (never in JSON text)
+// and the part's byte range, for the caller to fill with the reference's part.
 
 import { canonicalAt, compareKeys, ensureMemory, RESULT } from "./json";
 import { writeCanonicalNumber } from "./number";
@@ -244,7 +244,7 @@ let namesReady = false;
 // bits: 1 << S_* for the skip sets of rest() the name is in, and:
 const M_OLLAMA: u32 = 1 << 11; // in S_MESSAGE for an Ollama body only
 const M_CACHE: u32 = 1 << 12; // cache_control: never copied
-const M_INHERITED: u32 = 1 << 13; // inherited from Object.prototype: declines
+const M_INHERITED: u32 = 1 << 13; // inherited from Object.prototype: the provider shapes' members() declines
 const M_ANTHROPIC: u32 = 1 << 14; // a root member that says Anthropic (detect())
 const M_CHAT: u32 = 1 << 15; // a root member that says OpenAI chat (detect())
 // in bits 16..19, a member message() looks at: its slot + 1; and in bits 20..25, a name the
@@ -565,8 +565,9 @@ function members(ob: u32, camelOnly: bool): u64 {
     const e = A + <usize>load<u32>(r + 20) - 1;
     const bits = nameCodeBits(c, p, e - p);
     const code = (bits >> M_CODE_SHIFT) & 63;
-    // A name Object.prototype has (`__proto__`, `constructor`, ...) declines, as in rest(): the
-    // reference's objects do not keep it as a member (a Converse root `__proto__` was keyed).
+    // A name Object.prototype has (`__proto__`, `constructor`, ...) declines here: the provider
+    // modules' JavaScript builds objects from member names (a Converse root `__proto__` once set
+    // a prototype), so the TypeScript walk or the module's own normalizer keys such a body.
     if (code == C_OTHER && (bits & M_INHERITED) != 0) { bad = true; return 0; }
     // Every name with a code is camelCase.
     if (code == C_OTHER && camelOnly) {
@@ -1199,8 +1200,9 @@ function rest(ob: u32, from: u32, skip: i32, lo: u64 = 0, hi: u64 = 0): void {
     if (hi != 0 && byBytes(p, n, <usize>(hi >> 32), <usize>(<u32>hi)) >= 0) continue;
     if (haveHas(from, p, n)) continue;
     const bits = nameBits(c, p, n);
+    // A name Object.prototype has (`constructor`, `__proto__`, ...) is copied like any other:
+    // the reference's rest() skips only the names its output has as own members.
     if ((bits & skipBits) != 0 || empty(c)) continue;
-    if ((bits & M_INHERITED) != 0) { bad = true; return; }
     if (canon && !greater(p, n, keyP, keyN)) canon = false;
     keyP = p;
     keyN = n;

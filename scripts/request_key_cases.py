@@ -179,6 +179,26 @@ def cases():
     add('message: role null dropped', ['null'], gen([{'role': None, 'content': 'x'}]))
     add('message: name kept, noise dropped', ['message.noise'], user('x', name='bob', id='m1', status='done', timestamp=1, created=1, created_at=1, createdAt=1, updated_at=1, updatedAt=1, request_id='r', requestId='r', refusal=None, annotations=[]))
     add('message: unknown member kept', ['rest'], user('x', weight=0.5))
+    # Names JavaScript objects inherit (Object.prototype's) are members like any other: rest()
+    # skips only the members its output has.
+    proto = {'constructor': 'enterprise', 'toString': 'a', 'valueOf': 1, 'hasOwnProperty': True, '__proto__': {'plan': 'free'}, 'isPrototypeOf': [1]}
+    add('message: members named like Object.prototype properties kept', ['rest'], user('x', **proto))
+    add('content: parts with members named like Object.prototype properties', ['rest', 'content.text', 'content.other', 'tool_result'], {
+        'model': 'claude-sonnet-4-5', 'max_tokens': 9, 'messages': [
+            {'role': 'assistant', 'content': [{'type': 'tool_use', 'id': 't1', 'name': 'f', 'input': {}, 'valueOf': 2}]},
+            {'role': 'user', 'content': [{'type': 'tool_result', 'tool_use_id': 't1', 'content': 'ok', 'constructor': 'x'},
+                                         {'type': 'text', 'text': 'hi', '__proto__': {'a': 1}}, {'type': 'custom', 'data': 1, 'toString': 2}]}]})
+    add('content: image_url object with a member named constructor', ['rest', 'attachments.url'], user([{'type': 'image_url', 'image_url': {'url': 'https://x.test/a.png', 'constructor': 'c'}}]))
+    add('content: audio format named like an Object.prototype property', ['attachments.audio'], user([{'type': 'input_audio', 'input_audio': {'data': HELLO, 'format': 'constructor'}}]))
+    add('tools: members named like Object.prototype properties kept', ['tools', 'rest'], {'model': 'm', 'messages': [], 'tools': [
+        {'type': 'function', 'function': {'name': 'f', 'constructor': 'x'}, 'toString': 1}, {'name': 'g', 'input_schema': {'type': 'object'}, '__proto__': {'b': 2}},
+        {'type': 'web_search', 'hasOwnProperty': 'y'}]})
+    add('langchain: kinds and members named like Object.prototype properties', ['langchain', 'rest'], {'model': 'm', 'messages': [
+        {'lc': 1, 'type': 'constructor', 'id': ['x', 'constructor'], 'kwargs': {'content': 'a', 'role': 'r'}},
+        {'lc': 1, 'type': 'constructor', 'id': ['x', '__proto__'], 'kwargs': {'content': 'b'}},
+        {'lc_namespace': ['x'], 'content': 'c', 'constructor': {'name': 'HumanMessage'}}]})
+    add('message: an escaped member name spelling constructor', ['rest', 'canonical'],
+        text='{"model":"m","messages":[{"role":"user","content":"x","\\u0063onstructor":"enterprise"}]}')
     add('message: type message', ['message'], {'model': 'm', 'input': [{'type': 'message', 'role': 'user', 'content': 'x'}], 'instructions': 'i'})
     add('message: type message no role', ['message'], {'model': 'm', 'input': [{'type': 'message', 'content': 'x'}], 'instructions': 'i'})
 

@@ -97,6 +97,9 @@ def cases():
 
     # Content blocks
     add('converse: tool round trip, image by digest', ['toolUse', 'toolResult', 'image', 'tools'], CONV_TOOLS, ep('converse'), same='tools')
+    add('converse: formats named like Object.prototype properties', ['image', 'document'], {'messages': [{'role': 'user', 'content': [
+        {'image': {'format': 'constructor', 'source': {'bytes': PNG}}}, {'image': {'format': '__proto__', 'source': {'bytes': PNG}}},
+        {'document': {'format': 'toString', 'name': 'd', 'source': {'bytes': PNG}}}]}]}, ep('converse'))
     add('anthropic: the same conversation', ['across'], ANTH_TOOLS, {}, same='tools')
     add('openai chat: the same conversation', ['across'], OPENAI_TOOLS, {}, same='tools')
     add('invoke: the same conversation as an Anthropic body', ['invoke', 'across'], INVOKE, ep('invoke'), same='tools')

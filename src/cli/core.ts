@@ -26,9 +26,7 @@ export function coreCommand(cmd: CoreCommand, file: string | undefined, ignoreKe
       return 0;
     case 'paths': {
       const input = readInput(file);
-      const first = input.toString('utf8').trimStart()[0];
-      const messages = first === '{' ? (parseJSON(input) as { messages?: unknown[] }).messages ?? [] : input;
-      const r = pathHashes(messages, opts);
+      const r = pathHashes(messagesOf(input, file), opts);
       r.messageHashes.forEach((m, i) => process.stdout.write(`${i}\t${m}\t${r.pathHashes[i]}\n`));
       process.stdout.write(`digest\t${r.digest}\n`);
       return 0;
@@ -41,6 +39,42 @@ export function coreCommand(cmd: CoreCommand, file: string | undefined, ignoreKe
       return 0;
     }
   }
+}
+
+/**
+ * What `tapedeck paths` hashes: the file's message list, a JSON array as it is, or the
+ * `messages` array of a request object. A request without one (a Responses `input`, a
+ * `prompt`), or whose `messages` is not an array, is E_NOT_ARRAY naming the file and member:
+ * hashing `[]` in its place, or the text of a string as if it were the list, printed digests of
+ * something the file does not hold.
+ *
+ * @example
+ * messagesOf(readInput('request.json'), 'request.json') // [{ role: 'user', content: 'hi' }]
+ */
+export function messagesOf(input: Buffer, file: string | undefined): unknown[] | Buffer {
+  if (input.toString('utf8').trimStart()[0] !== '{') return input;
+  const messages = (parseJSON(input) as { messages?: unknown }).messages;
+  if (Array.isArray(messages)) return messages;
+  const name = file === undefined || file === '-' ? 'stdin' : file;
+  const hint = 'Give a JSON array of messages, or a request whose "messages" member is that array; `tapedeck key` keys requests of every shape (a Responses "input", a "prompt").';
+  if (messages === undefined) {
+    throw new TapedeckError('E_NOT_ARRAY', `${name}: the request object has no "messages" member, so there is no message list to hash.`, { file: name, path: '$.messages', hint });
+  }
+  // The library's reader finds the member in the bytes, for the offset (line and column) of it.
+  let offset: number | undefined;
+  try {
+    pathHashes(input, { member: 'messages' });
+  } catch (e) {
+    if (e instanceof TapedeckError) offset = e.offset;
+  }
+  const kind = messages === null ? 'null' : typeof messages === 'object' ? 'an object' : `a ${typeof messages}`;
+  const at = offset === undefined ? '' : ` (byte ${offset})`;
+  throw new TapedeckError('E_NOT_ARRAY', `${name}: the "messages" member${at} is ${kind}, not an array of messages.`, {
+    file: name,
+    path: '$.messages',
+    ...(offset === undefined ? {} : { offset }),
+    hint,
+  });
 }
 
 /**

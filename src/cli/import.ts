@@ -4,12 +4,13 @@
 import { isUtf8 } from 'node:buffer';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { parseJSON, readInput } from './core.ts';
+import { largeExportText } from './large-export.ts';
 import { usageError, warn } from '../cli-errors.ts';
 import type { TapeCommandOptions } from './tape.ts';
 import { TapedeckError, withContext } from '../errors.ts';
 import { importRecordings, type ImportReport } from '../proxy/import.ts';
 import { importTapeJSON } from '../store/export.ts';
-import { recordingFilesMessage, recordingJsonFilesMessage } from '../store/import/dir-files.ts';
+import { recordingFilesMessage, recordingJsonFilesMessage, talkbackBesideJsonMessage } from '../store/import/dir-files.ts';
 import { refuseSameFile } from '../store/import/target.ts';
 import { detectFormat, formatByName, IMPORT_FORMATS, READS, type ImportFormat } from '../store/import/read.ts';
 import { isTalkbackDirectory } from '../store/import/talkback.ts';
@@ -34,8 +35,11 @@ export async function importCommand(file: string | undefined, second: string | u
     return 0;
   }
   if (skipBad) throw usageError('--skip-bad goes with a HAR, VCR.py, nock, fixtures or talkback import.', 'tapedeck import session.har app.tape --skip-bad');
-  const { records, skipped, from: what } = await importAny(file, second, force, ignoreKeys);
+  const { records, skipped, from: what, cache } = await importAny(file, second, force, ignoreKeys);
   process.stdout.write(`wrote ${second}: ${records} record${records === 1 ? '' : 's'} from ${what}${skipped ? ` (${skipped} skipped, see warnings)` : ''}\n`);
+  // Records keyed by the request body alone answer no HTTP request: createFetch and serve would
+  // say the tape "has no HTTP recordings". Said at once, with what replays them.
+  if (cache && records > 0) process.stdout.write(`  ${records === 1 ? 'it is a ReplayCache record' : 'they are ReplayCache records'} (keyed by the request body, no HTTP request): replay with ReplayCache.open(${JSON.stringify(second)}) or withReplayCache from llm-tapedeck/store; createFetch and tapedeck serve do not serve them (docs/migrate.md)\n`);
   return 0;
 }
 
@@ -45,9 +49,12 @@ function recordingFormat(src: string): ImportFormat | undefined {
   const st = statSync(src, { throwIfNoEntry: false });
   // A directory of *.json5 tapes is talkback's; one of *.json files is JSON recordings (importAny).
   if (st?.isDirectory()) return isTalkbackDirectory(src) ? 'talkback' : undefined;
-  if (st?.isFile() !== true) return undefined;
   // By name without reading the file (a large HAR is not read here as a whole string first).
-  return formatByName(src) ?? detectFormat(src, readFileSync(src, 'utf8'))?.format;
+  const byName = formatByName(src);
+  // A pipe or a device (`<(gzip -dc cassette.yaml.gz)`, a FIFO) is read once: by its name, or
+  // else not here (importAny reads it, and asks for --from when it holds a recording).
+  if (st?.isFile() !== true) return byName;
+  return byName ?? detectFormat(src, readFileSync(src, 'utf8'))?.format;
 }
 
 /** What an import of recordings made, as the lines the command prints. */
@@ -94,7 +101,7 @@ function routeRows(routes: ImportReport['routes']): ImportReport['routes'] {
  * `entries` object), or a tapedeck JSON export (an object with `header` and `records`). Anything
  * else is refused before a tape is written.
  */
-async function importAny(src: string, out: string, force: boolean, ignoredArgs: string[] | undefined): Promise<{ records: number; skipped: number; from: string }> {
+async function importAny(src: string, out: string, force: boolean, ignoredArgs: string[] | undefined): Promise<{ records: number; skipped: number; from: string; cache?: boolean }> {
   const formats = READS;
   if (src !== '-' && statSync(src, { throwIfNoEntry: false })?.isDirectory()) {
     if (!readdirSync(src).some((n) => n.endsWith('.json'))) {
@@ -107,8 +114,20 @@ async function importAny(src: string, out: string, force: boolean, ignoredArgs: 
     // each lacking "request" and "response".
     const json = recordingJsonFilesMessage(src, out);
     if (json !== undefined) throw new TapedeckError('E_IMPORT_FORMAT', `${json.what}; no tape written.`, { file: src, hint: json.hint });
-    return { ...(await importRecordingsDir(src, out, { force, ignoredArgs, onWarning: warn })), from: 'a directory of JSON recordings' };
+    try {
+      return { ...(await importRecordingsDir(src, out, { force, ignoredArgs, onWarning: warn })), from: 'a directory of JSON recordings', cache: true };
+    } catch (e) {
+      // talkback's tape directory with a stray package.json (a *.json file that is no recording,
+      // so none imports): named as that, with --from talkback, not as "none of the 1 *.json file
+      // is a recording". (*.json recordings beside the tapes are imported, as the *.json decide.)
+      const talkback = e instanceof TapedeckError && e.code === 'E_IMPORT_FORMAT' ? talkbackBesideJsonMessage(src, out) : undefined;
+      if (talkback !== undefined) throw new TapedeckError('E_IMPORT_FORMAT', `${talkback.what}; no tape written.`, { file: src, hint: talkback.hint });
+      throw e;
+    }
   }
+  // A tapedeck export over the 64 MiB of one JSON document is read whole (./large-export.ts).
+  const large = largeExportText(src);
+  if (large !== undefined) return importExport(large, src, out, force, ignoredArgs);
   const bytes = readInput(src);
   // The arguments swapped (a tape first), or another binary file: say so, not a JSON error
   // that quotes binary bytes.
@@ -122,31 +141,39 @@ async function importAny(src: string, out: string, force: boolean, ignoredArgs: 
   if (bytes.subarray(0, 4096).includes(0) || !isUtf8(bytes)) {
     throw new TapedeckError('E_IMPORT_FORMAT', `${name} is binary data, not JSON text; no tape written.`, { file: src, hint: formats });
   }
-  // A recording piped in has no file name to tell its format by, and import reads one from
-  // stdin only when told which (--from): name the flag instead of "none of the formats".
-  const piped = src === '-' ? pipedRecording(bytes.toString('utf8')) : undefined;
+  // A recording piped in (stdin, or a pipe given as a path: `<(gzip -dc raw.yaml.gz)`) has no
+  // file name to tell its format by, and, read once, it is gone when its format is known: import
+  // reads one only when told which (--from). Name the flag instead of "none of the formats".
+  const pipe = src !== '-' && statSync(src, { throwIfNoEntry: false })?.isFile() === false;
+  const piped = src === '-' || pipe ? pipedRecording(bytes.toString('utf8')) : undefined;
   if (piped !== undefined) {
-    throw new TapedeckError('E_IMPORT_FORMAT', `stdin holds ${piped.what}, and a recording read from stdin needs its format named; no tape written.`, {
+    const from = src === '-' ? 'stdin' : 'a pipe';
+    throw new TapedeckError('E_IMPORT_FORMAT', `${src === '-' ? 'stdin' : `${src} (a pipe)`} holds ${piped.what}, and a recording read from ${from} needs its format named; no tape written.`, {
       file: src,
-      hint: `tapedeck import - ${out} --from ${piped.format} (or give the file's path instead of -)`,
+      // A process substitution's path is gone once read: the command it came from, again.
+      hint: `tapedeck import ${src === '-' ? '-' : /^\/(?:dev|proc\/self)\/fd\//.test(src) ? '<(...)' : src} ${out} --from ${piped.format} (or save it to a file and give the file's path)`,
     });
   }
   const parsed = parsedInput(bytes, src, name);
   const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
   if (isObject(parsed) && isObject(parsed.entries) && !('records' in parsed)) {
-    return { ...(await importCacheJSON(src, out, { force, ignoredArgs, onWarning: warn })), from: 'a DSPy-style cache.json' };
+    return { ...(await importCacheJSON(src, out, { force, ignoredArgs, onWarning: warn })), from: 'a DSPy-style cache.json', cache: true };
   }
-  if (isObject(parsed) && isObject(parsed.header) && Array.isArray(parsed.records)) {
-    const { records, rekeyed } = await importTapeJSON(bytes.toString('utf8'), out, { force, ...(ignoredArgs ? { ignoreArgs: ignoredArgs } : {}) }).catch((e: unknown) => {
-      // A newer tapedeck's export (a record or the whole format): the file it is in, first.
-      throw e instanceof TapedeckError && e.code === 'E_TAPE_VERSION' ? withContext(e, `${name}: `, { file: src }) : e;
-    });
-    // An edited request keyed as it now reads: said, with what to do when it was no edit.
-    if (rekeyed > 0) warn(`${rekeyed} record(s) had a stored key their request no longer gives (the request was edited after export); they are keyed from their requests now, so the old request no longer finds them. Recorded with ignoreArgs? Import with --ignore <args> to key them the same way.`);
-    return { records, skipped: 0, from: 'a tapedeck JSON export' };
-  }
+  if (isObject(parsed) && isObject(parsed.header) && Array.isArray(parsed.records)) return importExport(bytes.toString('utf8'), src, out, force, ignoredArgs);
   const found = Array.isArray(parsed) ? 'an array' : isObject(parsed) ? `an object with ${Object.keys(parsed).length ? `keys ${Object.keys(parsed).slice(0, 5).join(', ')}` : 'no keys'}` : `a ${typeof parsed}`;
   throw new TapedeckError('E_IMPORT_FORMAT', `${src === '-' ? 'stdin' : src} is none of the formats import reads: found ${found}; no tape written.`, { file: src, hint: formats });
+}
+
+/** A tapedeck JSON export's text (of the file `src`) imported to the tape `out`. */
+async function importExport(text: string, src: string, out: string, force: boolean, ignoredArgs: string[] | undefined): Promise<{ records: number; skipped: number; from: string }> {
+  const name = src === '-' ? 'stdin' : src;
+  const { records, rekeyed } = await importTapeJSON(text, out, { force, ...(ignoredArgs ? { ignoreArgs: ignoredArgs } : {}) }).catch((e: unknown) => {
+    // A newer tapedeck's export (a record or the whole format): the file it is in, first.
+    throw e instanceof TapedeckError && e.code === 'E_TAPE_VERSION' ? withContext(e, `${name}: `, { file: src }) : e;
+  });
+  // An edited request keyed as it now reads: said, with what to do when it was no edit.
+  if (rekeyed > 0) warn(`${rekeyed} record(s) had a stored key their request no longer gives (the request was edited after export); they are keyed from their requests now, so the old request no longer finds them. Recorded with ignoreArgs? Import with --ignore <args> to key them the same way.`);
+  return { records, skipped: 0, from: 'a tapedeck JSON export' };
 }
 
 /**

@@ -114,9 +114,16 @@ const ignoreCache = new WeakMap<readonly string[], Ignore>();
 
 function ignoreOf(opts: CanonicalOptions | undefined): Ignore {
   const keys = opts?.ignoreKeys;
-  if (!keys || keys.length === 0) return NO_IGNORE;
+  if (keys === undefined || keys === null || (keys.length === 0 && Array.isArray(keys))) return NO_IGNORE;
   let ig = ignoreCache.get(keys);
   if (!ig) {
+    // Checked only on a cache miss (the cache holds arrays alone): a string here once reached
+    // the WeakMap, which threw a bare TypeError, or was read as a list of its characters.
+    if (!Array.isArray(keys)) {
+      throw new TapedeckError('E_ARG', `ignoreKeys must be an array of member names; got ${describeArg(keys)}${typeof keys === 'string' ? ` (${JSON.stringify(keys)})` : ''}.`, {
+        hint: `Pass a list, even of one name: { ignoreKeys: [${typeof keys === 'string' ? JSON.stringify(keys) : '"timestamp"'}] }.`,
+      });
+    }
     for (const k of keys) {
       if (typeof k !== 'string' || !k.isWellFormed()) {
         throw new TapedeckError('E_ARG', `ignoreKeys must be well-formed strings; got ${JSON.stringify(String(k))}.`, {
@@ -152,12 +159,27 @@ function jsonInput(json: string | Uint8Array): string | Uint8Array {
     return json;
   }
   if (!(json instanceof Uint8Array)) {
-    throw new TapedeckError('E_ARG', `Expected JSON text as a string or Uint8Array, got ${typeof json}.`, {
-      hint: 'For JavaScript values use canonicalize()/hashValue() instead.',
-    });
+    throw notJsonText(json);
   }
   if (json.length > MAX_INPUT_BYTES) throw tooLarge(json.length);
   return json;
+}
+
+/**
+ * E_ARG for JSON text given as neither a string nor a Uint8Array, naming what it was: bytes in
+ * an ArrayBuffer (what `await res.arrayBuffer()` gives) or another view get the wrapping that
+ * makes them JSON text. Internal; src/match refuses request bodies with it too.
+ *
+ * @example
+ * throw notJsonText(new ArrayBuffer(2)) // E_ARG: … got an ArrayBuffer … new Uint8Array(buffer)
+ */
+export function notJsonText(json: unknown): TapedeckError {
+  const bytes = json instanceof ArrayBuffer || ArrayBuffer.isView(json) || Object.prototype.toString.call(json) === '[object ArrayBuffer]';
+  return new TapedeckError('E_ARG', `Expected JSON text as a string or a Uint8Array of its UTF-8, got ${describeArg(json)}.`, {
+    hint: bytes
+      ? 'Wrap the bytes in a Uint8Array: new Uint8Array(await res.arrayBuffer()), or new Uint8Array(view.buffer, view.byteOffset, view.byteLength) for another view.'
+      : 'For JavaScript values use canonicalize()/hashValue() instead.',
+  });
 }
 
 // The engine calls of canonicalize() and hashValue(), made once rather than as a closure per call.
@@ -187,7 +209,13 @@ function onValue<T>(
   // The TypeScript serializer's text is made only where it is needed, with no closure made per
   // call for it: with the engine calls made once (canonicalOf, digestOf) and the memory check
   // in wasm.ts, 10,000 hashValue() calls of ~200-byte messages took 3.8% less CPU time.
-  if (e.name === 'js') return f(e, canonicalText(value, ig.set, rootOnly), spec);
+  if (e.name === 'js') {
+    // The wasm engines refuse a value's text over MAX_INPUT_BYTES as they read it; the
+    // TypeScript engine is held to the same limit here (it once hashed any size).
+    const canonical = canonicalText(value, ig.set, rootOnly);
+    if (canonical.length * 3 > MAX_INPUT_BYTES && byteLength(canonical) > MAX_INPUT_BYTES) throw tooLarge(byteLength(canonical));
+    return f(e, canonical, spec);
+  }
   if (e.writesValues) {
     try {
       return f(e, new ValueText(value), spec);
@@ -383,6 +411,7 @@ function elementsOf(input: unknown, what: string, opts: PathHashOptions | undefi
   if (typeof input === 'string' || input instanceof Uint8Array) {
     return current().elementsHex(jsonInput(input), specOf(ig, opts), chain, whole, member);
   }
+  if (input instanceof ArrayBuffer || ArrayBuffer.isView(input)) throw notJsonText(input);
   if (member) {
     if (input === null || typeof input !== 'object' || Array.isArray(input)) {
       throw new TapedeckError('E_NOT_ARRAY', `${what} with { member } expects an object; got ${input === null ? 'null' : Array.isArray(input) ? 'an array' : typeof input}.`, {
@@ -435,7 +464,46 @@ export function chainHashes(messages: unknown[]): PathHashes {
  * hashMany([{ a: 1 }, 'x'])[1] === hashValue('x') // true
  */
 export function hashMany(values: unknown[] | string | Uint8Array, opts?: CanonicalOptions): string[] {
+  if (opts?.rootOnly === true && ignoreOf(opts) !== NO_IGNORE) return eachItsOwnRoot(values, opts);
   return elementsOf(values, 'hashMany', opts, false).messageHashes;
+}
+
+const decoder = new TextDecoder();
+
+/**
+ * hashMany() with `rootOnly`: each element is hashed as hashValue(element, opts) hashes it, as
+ * its own root, so ignoreKeys drops that element's top-level members. The engines' one pass
+ * takes the array as the root (as pathHashes() does, where the root is the list or the request
+ * object), which dropped nothing; this option pair is rare enough to be hashed one by one.
+ */
+function eachItsOwnRoot(values: unknown, opts: CanonicalOptions): string[] {
+  if (typeof values === 'string' || values instanceof Uint8Array) {
+    // The text is checked as always (errors with the byte offset, E_NOT_ARRAY), then read as
+    // values: RFC 8785 text is a function of the values JSON.parse gives for checked JSON.
+    current().elementsHex(jsonInput(values), NO_IGNORE.any, false, false);
+    return eachItsOwnRoot(JSON.parse(typeof values === 'string' ? values : decoder.decode(values)), opts);
+  }
+  if (!Array.isArray(values)) return elementsOf(values, 'hashMany', opts, false).messageHashes; // throws E_NOT_ARRAY
+  const out = new Array<string>(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const v: unknown = values[i];
+    // An array writes undefined, a function or a symbol as null, as the one-pass form does.
+    const item = v === undefined || typeof v === 'function' || typeof v === 'symbol' ? null : v;
+    try {
+      out[i] = hashValue(item, opts);
+    } catch (e) {
+      throw e instanceof TapedeckError && e.path !== undefined ? atElement(e, i) : e;
+    }
+  }
+  return out;
+}
+
+/** An error from hashValue() of element i, with its path in the whole list ($.a becomes $[i].a). */
+function atElement(e: TapedeckError, i: number): TapedeckError {
+  const path = `$[${i}]${e.path!.slice(1)}`;
+  const tail = e.hint ? ` ${e.hint}` : '';
+  const message = tail && e.message.endsWith(tail) ? e.message.slice(0, -tail.length) : e.message;
+  return new TapedeckError(e.code, message.replace(` at ${e.path}`, () => ` at ${path}`), { ...e.details, path });
 }
 
 export interface TraceTokenInput {
@@ -496,22 +564,95 @@ function tokenPart(v: unknown, name: string | number): string {
   });
 }
 
+/**
+ * What sha256() hashes: a string (its UTF-8) or bytes. Bytes are a Uint8Array (a Buffer), an
+ * ArrayBuffer (what `await res.arrayBuffer()` gives) or any other ArrayBufferView, whose bytes
+ * are hashed as they lie in memory (as crypto.subtle.digest reads a BufferSource).
+ */
+export type Sha256Input = string | Uint8Array | ArrayBuffer | ArrayBufferView;
+
 /** Incremental SHA-256 (`sha256.create()`), for data that arrives in pieces. */
 export interface Sha256Hasher {
-  update(data: Uint8Array | string): Sha256Hasher;
+  update(data: Sha256Input): Sha256Hasher;
   digest(): Uint8Array;
+}
+
+/** What a value is, for an error that names what was given instead of bytes or text. */
+function describeArg(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'object') {
+    const name = (v as { constructor?: { name?: unknown } }).constructor?.name;
+    return typeof name === 'string' && name !== '' && name !== 'Object' ? `${/^[AEIOU]/.test(name) ? 'an' : 'a'} ${name}` : 'an object';
+  }
+  if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return `a ${typeof v} (${String(v)}${typeof v === 'bigint' ? 'n' : ''})`;
+  return typeof v === 'undefined' ? 'undefined' : `a ${typeof v}`;
+}
+
+/**
+ * The bytes of sha256() input other than a string, or E_ARG naming what was given: the wasm
+ * engines once read a number or an ArrayBuffer as no bytes at all, a plain array as bytes and a
+ * Uint16Array as its low bytes, and the TypeScript engine threw a bare TypeError.
+ */
+function sha256Bytes(data: unknown, where: string): Uint8Array {
+  if (data instanceof Uint8Array) return data;
+  if (data instanceof ArrayBuffer || Object.prototype.toString.call(data) === '[object ArrayBuffer]' || Object.prototype.toString.call(data) === '[object SharedArrayBuffer]') {
+    return new Uint8Array(data as ArrayBuffer);
+  }
+  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  throw new TapedeckError('E_ARG', `${where} takes a string or bytes (a Uint8Array, an ArrayBuffer or another ArrayBufferView); got ${describeArg(data)}.`, {
+    hint: 'Pass text as a string and bytes as a Uint8Array, e.g. sha256(new Uint8Array(await res.arrayBuffer())); for a JavaScript value use hashValue().',
+  });
+}
+
+/** A string's UTF-8 for sha256(), or E_LONE_SURROGATE: it has no UTF-8, and U+FFFD in its place would collide. */
+function sha256Text(s: string, where: string): Uint8Array {
+  if (!s.isWellFormed()) throw loneSurrogate(s, loneSurrogateIndex(s), where);
+  return encoder.encode(s);
+}
+
+function loneSurrogate(s: string, i: number, where: string): TapedeckError {
+  return new TapedeckError('E_LONE_SURROGATE', `${where}: the string has a lone UTF-16 surrogate (U+${s.charCodeAt(i).toString(16).toUpperCase()} at index ${i}), which has no UTF-8 form.`, {
+    hint: 'Hashing it as U+FFFD would give it the digest of another string: fix the source, or use s.toWellFormed() to hash that string on purpose.',
+  });
+}
+
+const isHigh = (c: number): boolean => c >= 0xd800 && c <= 0xdbff;
+
+/** A high surrogate that ended a string piece was not followed by its low half. */
+function unpairedHigh(high: string, what: string): TapedeckError {
+  return new TapedeckError('E_LONE_SURROGATE', `sha256 hasher: the last string piece ended in a high surrogate (U+${high.charCodeAt(0).toString(16).toUpperCase()}) and ${what}: a lone surrogate has no UTF-8 form.`, {
+    hint: 'Pass the low half (U+DC00-U+DFFF) as the start of the next string piece, or fix the source (s.toWellFormed()).',
+  });
 }
 
 class StreamingSha256 implements Sha256Hasher {
   // Bound to the backend active at create(), so a later setBackend() cannot split one hash.
   private readonly stream: Sha256Stream = current().sha256Stream();
   private done = false;
+  // A high surrogate that ended the last string piece: the pair may be split across update()
+  // calls, and the digest must be that of the whole string, so it waits for its low half.
+  private high = '';
 
-  update(data: Uint8Array | string): this {
+  update(data: Sha256Input): this {
     if (this.done) {
       throw new TapedeckError('E_ARG', 'sha256 hasher: update() after digest().', { hint: 'Create a new hasher with sha256.create().' });
     }
-    this.stream.update(typeof data === 'string' ? encoder.encode(data) : data);
+    if (typeof data !== 'string') {
+      const bytes = sha256Bytes(data, 'sha256 hasher: update()');
+      if (this.high !== '') throw unpairedHigh(this.high, 'the next piece is bytes, not its low half');
+      this.stream.update(bytes);
+      return this;
+    }
+    let s = this.high === '' ? data : this.high + data;
+    let high = '';
+    if (s.length > 0 && isHigh(s.charCodeAt(s.length - 1))) {
+      high = s.slice(-1);
+      s = s.slice(0, -1);
+    }
+    const bytes = sha256Text(s, 'sha256 hasher: update()');
+    this.high = high;
+    this.stream.update(bytes);
     return this;
   }
 
@@ -519,20 +660,25 @@ class StreamingSha256 implements Sha256Hasher {
     if (this.done) {
       throw new TapedeckError('E_ARG', 'sha256 hasher: digest() called twice.', { hint: 'Create a new hasher with sha256.create().' });
     }
+    if (this.high !== '') throw unpairedHigh(this.high, 'digest() came before its low half');
     this.done = true;
     return this.stream.digest();
   }
 }
 
 /**
- * SHA-256 of bytes (strings are UTF-8 encoded), on the active backend.
+ * SHA-256 of bytes or of a string's UTF-8, on the active backend; the same digest on every
+ * backend. Bytes may be a Uint8Array, an ArrayBuffer or any ArrayBufferView (hashed as they lie
+ * in memory). Anything else is E_ARG, and a string with a lone surrogate E_LONE_SURROGATE. A
+ * surrogate pair split across update() calls hashes as the whole string does.
  *
  * @example
  * Buffer.from(sha256('abc')).toString('hex') // 'ba7816bf...f20015ad'
  * sha256.create().update('a').update('bc').digest() // same bytes
+ * sha256(await (await fetch(url)).arrayBuffer()) // the body's bytes
  */
-export const sha256: ((data: Uint8Array | string) => Uint8Array) & { create(): Sha256Hasher } = Object.assign(
-  (data: Uint8Array | string): Uint8Array => current().sha256(typeof data === 'string' ? encoder.encode(data) : data),
+export const sha256: ((data: Sha256Input) => Uint8Array) & { create(): Sha256Hasher } = Object.assign(
+  (data: Sha256Input): Uint8Array => current().sha256(typeof data === 'string' ? sha256Text(data, 'sha256()') : sha256Bytes(data, 'sha256()')),
   { create: (): Sha256Hasher => new StreamingSha256() },
 );
 
@@ -540,11 +686,13 @@ export const sha256: ((data: Uint8Array | string) => Uint8Array) & { create(): S
  * Lowercase hex of `sha256(data)`: in one node:crypto call where the runtime has it (~1 us for
  * a few hundred bytes, against ~4 us through the engine and a hex string), else the engine's.
  * Internal (the package entries do not export it): the matcher's memo ids and the raw path's
- * signature digest.
+ * signature digest. Unlike sha256() it does not check a string for lone surrogates (the scan
+ * costs about half the hash of non-Latin-1 text): node:crypto hashes one as U+FFFD, so a caller
+ * whose strings may hold one, and who keys by the digest, refuses them first (the matcher's memo does).
  *
  * @example
  * sha256Hex('abc') // 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'
  */
 export function sha256Hex(data: Uint8Array | string): string {
-  return nodeHash !== undefined ? nodeHash('sha256', data, 'hex') : hex(sha256(data));
+  return nodeHash !== undefined ? nodeHash('sha256', data, 'hex') : hex(current().sha256(typeof data === 'string' ? encoder.encode(data) : data));
 }

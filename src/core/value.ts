@@ -134,6 +134,12 @@ class Serializer {
       out = `[${parts.join(',')}]`;
     } else {
       const keys = Object.keys(obj).sort();
+      // A boxed BigInt (Object(5n)) has no members, so it would be written as {}: JSON.stringify
+      // throws on it, as on 5n. Checked only for an object with no members, so that objects in
+      // general pay nothing for it.
+      if (keys.length === 0 && obj instanceof BigInt) {
+        this.error('E_BIGINT', `BigInt object ${String(obj.valueOf())}n has no JSON form`, 'Convert it to a string (exact) or a Number (if it fits in 2^53) first.');
+      }
       const parts: string[] = [];
       for (const k of keys) {
         if (this.ignore.has(k) && (!this.rootOnly || depth === 0)) continue;

@@ -18,7 +18,7 @@ import { originKey, originOf } from '../store/origins.ts';
 import { createTape, decodeOrWarn, nativeStringsFor, rewriteTapeWith, scanTape, type TapeHeader, type TapeRecordEntry, type TapeWarning } from '../store/tape-file.ts';
 import { isRedactionSalt } from '../store/tape-codec.ts';
 import { isCacheRecord, isHttpRecord, isMcpRecord, isRealtimeRecord } from '../store/records.ts';
-import { REDACTED } from '../store/redact.ts';
+import { REDACTED, redactor } from '../store/redact.ts';
 import { queryDecode } from '../store/query-pairs.ts';
 import type { DriftReport } from './report.ts';
 import { DEFAULT_FAIL_ON, driftReport, FAIL_ON_NAMES, type FailOn } from './report.ts';
@@ -276,6 +276,25 @@ function saltOf(header: TapeHeader): string | null | undefined {
 }
 
 /**
+ * The mask an empty header value got under a tape's salt, or undefined for a tape without one.
+ * Recorders before this release masked `cookie: ""` (the Mistral SDK sends it): such a header held
+ * nothing secret, so it does not hold its request back; sent again without it (a header holding a
+ * mask nothing fills is not sent), the request is the one recorded.
+ *
+ * @example
+ * emptyValueMask({ salt: '0123456789abcdef0123456789abcdef' }) // '[REDACTED:…]'
+ */
+function emptyValueMask(header: TapeHeader): string | undefined {
+  return isRedactionSalt(header.salt) ? redactor({ salt: header.salt }).mask('') : undefined;
+}
+
+/** A record's request header (by lowercase name) as stored, its values joined. */
+function storedHeader(record: { request: { headers: Record<string, unknown> } }, name: string): string | undefined {
+  for (const [k, v] of Object.entries(record.request.headers)) if (k.toLowerCase() === name) return Array.isArray(v) ? v.join(', ') : String(v);
+  return undefined;
+}
+
+/**
  * What rerecord says of the requests it does not send because they hold a masked secret
  * (heldMasks): how many, the first few by record, route and where the mask is, and how to record
  * them again.
@@ -398,9 +417,10 @@ export async function rerecordCommand(args: string[], recorder: (tape: string) =
     // Requests holding a secret the tape keeps masked are not sent: the API would be asked
     // another question (the mask's text), and its answer filed for the real one. Kept as recorded.
     const held = new Map<number, string[]>();
+    const emptyMask = emptyValueMask(original.header);
     for (const x of picked.plan) {
       const to = destinationOf(x.record, upstreamFor(x.record, named)) ?? '';
-      const where = heldMasks(x.record, (name) => credentials(x.record.route, name, to, upstreamFor(x.record, named) !== undefined));
+      const where = heldMasks(x.record, (name) => credentials(x.record.route, name, to, upstreamFor(x.record, named) !== undefined) ?? (emptyMask !== undefined && storedHeader(x.record, name) === emptyMask ? '' : undefined));
       if (where.length) held.set(x.index, where);
     }
     if (held.size) process.stderr.write(heldText(picked.plan.filter((x) => held.has(x.index)), held));

@@ -3,6 +3,7 @@
 
 import { answerOf, askedOf, recordedStreamError } from './answer.ts';
 import { readAnswer, routeEndpoint, routeOf } from '../providers/index.ts';
+import { compatibleApiAt } from '../providers/openai-compatible.ts';
 import { priceOf, type Price } from './prices.ts';
 import type { TapeSide } from './pair.ts';
 import { summarizeRealtime } from '../store/realtime-summary.ts';
@@ -116,7 +117,10 @@ export function callStats(record: unknown, prices: Readonly<Record<string, Price
   // An answer no module reads (a 429 or 500 error body) is still its route's provider's call;
   // past that, ReplayCache values under `cache`, other HTTP calls under `other`.
   const routed = read?.provider === undefined ? route?.provider.name : undefined;
-  const provider = read?.provider ?? routed ?? (asked.route === 'cache' ? 'cache' : 'other');
+  let provider = read?.provider ?? routed ?? (asked.route === 'cache' ? 'cache' : 'other');
+  // Azure's v1 paths are Groq's too (`/openai/v1/chat/completions`): a call whose answer names
+  // no API, recorded for a host that is not Azure's, is counted by its URL.
+  if (provider === 'azure' && asked.origin !== undefined) provider = compatibleApiAt(asked.origin, routeEndpoint(asked.route).url)?.name ?? provider;
   const failed = answer.status >= 400 || (answer.streamed && isHttpRecord(record) && recordedStreamError(record) !== undefined);
   return { provider, model, status: answer.status, failed, usage, cost, durationMs: answer.durationMs ?? 0 };
 }

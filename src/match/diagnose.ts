@@ -10,13 +10,14 @@
 // looser matching mode. Only a difference confined to a member whose name says it is volatile
 // (an id, a timestamp, a nonce), and which the entry point can ignore, gets that precise option.
 
-import { canonicalize } from '../core/index.ts';
+import { canonicalize, chainHashes } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
 import { SHAPE_ARGS_KEPT, SHAPE_DEFAULTS } from '../providers/normalize.ts';
 import type { MatchMode, Recording, RequestDigests, RequestKeys, Signature } from './matcher.ts';
 import { canonicalBytes } from './canonical-bytes.ts';
 // Browser bundles get miss-fixes.browser.ts (package.json "browser"): a page's only entry point is createReplayFetch.
 import { ignoreOption, recordHow, repeatOption } from './miss-fixes.ts';
+import { CONTENT_FIELDS, isVolatileName, withoutVolatileMember } from './volatile-names.ts';
 
 export { recordHow };
 
@@ -186,35 +187,6 @@ function at(v: unknown, path: readonly (string | number)[]): unknown {
   return x;
 }
 
-// Member names that carry what a message says; a difference there is a real change, not a
-// volatile field worth ignoring.
-const CONTENT_FIELDS = new Set(['content', 'text', 'role', 'name', 'arguments', 'input', 'output', 'type', 'url', 'sha256', 'data']);
-
-// Names that say "this changes on every call": ids, timestamps, nonces. Only a difference in a
-// member so named may be offered an ignore option; any other member may decide the answer.
-const VOLATILE_NAME = /(^|[_-])(id|ids|uuid|guid|nonce|ts|timestamp|time|date|at)$|[a-z](Id|Ids|Uuid|Nonce|At|Time|Timestamp|Date)$|^(uuid|guid|nonce|timestamp|ts|trace)$/;
-// Arguments with such names that do decide the answer: the conversation state of the Responses
-// API, the tool the model is forced to call.
-const DECIDING_ARGS = new Set(['previous_response_id', 'conversation', 'tool_choice', 'prompt', 'prompt_id']);
-
-/** Whether a member name looks volatile (an id, timestamp or nonce), not content. */
-function isVolatileName(name: string, arg = false): boolean {
-  if (CONTENT_FIELDS.has(name)) return false;
-  if (arg && DECIDING_ARGS.has(name)) return false;
-  return VOLATILE_NAME.test(name);
-}
-
-/** A copy of v without members named `name`, at any depth (what volatileKeys does to a view). */
-function dropMember(v: unknown, name: string): unknown {
-  if (Array.isArray(v)) return v.map((x) => dropMember(x, name));
-  if (v !== null && typeof v === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) if (k !== name) out[k] = dropMember(x, name);
-    return out;
-  }
-  return v;
-}
-
 const opts = (v: Record<string, unknown>) => (v.options && typeof v.options === 'object' ? (v.options as Record<string, unknown>) : {});
 const differs = (a: Record<string, unknown>, b: Record<string, unknown>, k: string) => canonicalText(a[k] ?? null) !== canonicalText(b[k] ?? null);
 
@@ -227,8 +199,7 @@ function differingArgsOf(req: Record<string, unknown>, rec: Record<string, unkno
 }
 
 function nearMiss(ctx: MissContext, i: number): NearMiss {
-  const req = ctx.request;
-  const rec = ctx.full(i);
+  const [req, rec] = comparable(ctx.request, ctx.full(i));
   const shared = sharedPrefix(req.pathHashes, rec.pathHashes);
   const reqMsg = req.messages[shared];
   const recMsg = rec.messages[shared];
@@ -423,17 +394,91 @@ function messageDifference(i: number, reqMsg: unknown, recMsg: unknown): MissDif
   return { kind: 'message', text: `${where} content differs from the closest recording`, lines };
 }
 
+/** Whether a view has the embeddings layout `{ model?, input, options }`: inputs, no messages. */
+const isInputsView = (v: Record<string, unknown>): boolean => Array.isArray(v.input) && v.messages === undefined;
+
+/**
+ * A view in the conversation layout as the embeddings view of the same body, when it can be
+ * one. `{ model: 'e', input: 'x' }` has no embeddings evidence (docs/hash-spec.md, "Detection":
+ * no `encoding_format` or `dimensions`, a single string, a model without `embed`), so it is
+ * read as a Responses call, one user message of one text part; sent with `encoding_format` it
+ * is an embeddings call. Compared as they are, the two views differ everywhere (messages
+ * against inputs, tools against none), and a miss named differences that do not exist. Only
+ * views that are what an `input` becomes convert: user messages of at most one text part each,
+ * no tools, no context keys (an embeddings body keeps `context` as an option).
+ */
+function asEmbeddings(k: RequestKeys): RequestKeys | undefined {
+  const v = k.view;
+  if (!Array.isArray(v.messages) || (Array.isArray(v.tools) && v.tools.length > 0) || k.signature.contextKeys.length > 0) return undefined;
+  const input: string[] = [];
+  for (const m of v.messages as unknown[]) {
+    const msg = m !== null && typeof m === 'object' ? (m as Record<string, unknown>) : {};
+    const content = msg.content;
+    if (Object.keys(msg).some((n) => n !== 'role' && n !== 'content') || msg.role !== 'user' || !Array.isArray(content) || content.length > 1) return undefined;
+    const part = content[0] as Record<string, unknown> | undefined;
+    if (part === undefined) input.push(''); // `input: ''` is a message with no parts
+    else if (Object.keys(part).length === 2 && part.type === 'text' && typeof part.text === 'string') input.push(part.text);
+    else return undefined;
+  }
+  const view: Record<string, unknown> = { input, options: v.options };
+  if (v.model !== undefined) view.model = v.model;
+  const { messageHashes, pathHashes } = chainHashes(input);
+  return { ...k, provider: 'openai-embeddings', view, messages: input, messageHashes, pathHashes, signature: { ...k.signature, toolNames: [] } };
+}
+
+/**
+ * The request and the recording in one layout: when one was read as an embeddings call and the
+ * other's view is what the same `input` gives in the Responses layout, that one as its
+ * embeddings view (asEmbeddings); else both as they are. `converted` says whether one changed.
+ */
+function comparable(req: RequestKeys, rec: RequestKeys): [RequestKeys, RequestKeys, boolean] {
+  const a = isInputsView(req.view);
+  if (a === isInputsView(rec.view)) return [req, rec, false];
+  const other = a ? asEmbeddings(rec) : asEmbeddings(req);
+  if (other === undefined) return [req, rec, false];
+  return a ? [req, other, true] : [other, rec, true];
+}
+
+/** Provider names for a shape difference. */
+const SHAPE_NAMES: Readonly<Record<string, string>> = { 'openai-embeddings': 'embeddings', 'openai-responses': 'Responses', 'openai-chat': 'chat completions' };
+const shapeName = (p: unknown): string => (typeof p === 'string' && Object.hasOwn(SHAPE_NAMES, p) ? SHAPE_NAMES[p]! : String(p));
+
 /**
  * The differences between a request and its closest recording, most telling first: the model,
  * the tools, the messages, then the other arguments. Each is a change of content unless it is a
  * volatile-looking member and nothing else differs (checked by removing it from both sides).
  * Also what the drift report says changed in a request that was re-recorded.
  *
+ * An embeddings request and a recording read as another shape (or the other way round) are
+ * compared as embeddings when the other's view is what the same `input` gives (see
+ * asEmbeddings()); when nothing else differs, or they cannot be compared, the difference named
+ * is the shape each was read as, with what makes a body an embeddings one.
+ *
  * @example
  * differencesOf(requestKeys(newBody), requestKeys(oldBody)).map((d) => d.text)
  * // ['message 1 (user) text differs from the closest recording']
  */
-export function differencesOf(req: RequestKeys, rec: RequestKeys): MissDifference[] {
+export function differencesOf(request: RequestKeys, recording: RequestKeys): MissDifference[] {
+  const crossed = isInputsView(request.view) !== isInputsView(recording.view);
+  if (!crossed) return viewDifferences(request, recording);
+  const [req, rec, converted] = comparable(request, recording);
+  const shape: MissDifference = {
+    kind: 'other',
+    text: `request read as ${shapeName(request.provider)}, the closest recording as ${shapeName(recording.provider)}`,
+    lines: [
+      '  a body is an embeddings call with encoding_format, dimensions or options, a list of strings or tokens as input, or a model name with "embed"',
+    ],
+  };
+  if (!converted) {
+    // Messages against inputs: no member-by-member comparison means anything. The model still does.
+    const model = viewDifferences(request, recording).filter((d) => d.kind === 'model');
+    return [shape, ...model];
+  }
+  const out = viewDifferences(req, rec);
+  return out.length > 0 ? out : [shape];
+}
+
+function viewDifferences(req: RequestKeys, rec: RequestKeys): MissDifference[] {
   const out: MissDifference[] = [];
   const rv = req.view;
   const cv = rec.view;
@@ -508,12 +553,15 @@ export function differencesOf(req: RequestKeys, rec: RequestKeys): MissDifferenc
   }
   if (out.length === 1) {
     // A single difference in volatile-looking names only, which removing makes vanish: the one
-    // case where ignoring something is the fix rather than re-recording.
+    // case where ignoring something is the fix rather than re-recording. Removed only where the
+    // member is not content (withoutVolatileMember): a `date` in a tool call's arguments, a
+    // `fileId` of an attachment or the `id` linking a result to its call would otherwise vanish
+    // too, and the option named would serve the recording of another request.
     const only = out[0]!;
     if (only.kind === 'message') {
       const leaf = firstDifference(req.messages[d], rec.messages[d])?.filter((p): p is string => typeof p === 'string').pop();
       if (leaf && isVolatileName(leaf)) {
-        const strip = (v: Record<string, unknown>) => canonicalText(dropMember({ messages: v.messages, system: v.system, tools: v.tools }, leaf));
+        const strip = (v: Record<string, unknown>) => canonicalText(withoutVolatileMember(v, leaf));
         if (strip(rv) === strip(cv)) {
           out[0] = { ...only, kind: 'volatile-member', volatile: { option: 'volatileKeys', names: [leaf] } };
         }

@@ -10,6 +10,7 @@ export {
   type Matcher,
   type MatcherOptions,
   type MatcherStats,
+  type MatchOptions,
   type MatchMode,
   type MatchResult,
   type Recording,

@@ -2,7 +2,7 @@
 // and say why. Every recording is hashed once when the matcher is built; a lookup is then a
 // couple of Map probes (never a scan), whatever the number of recordings.
 
-import { canonicalizeJSON, hashJSON, hashValue, pathHashes, sha256Hex } from '../core/index.ts';
+import { canonicalizeJSON, hashJSON, hashValue, notJsonText, pathHashes, sha256Hex } from '../core/index.ts';
 import { TapedeckError, withContext } from '../errors.ts';
 import { explainMiss, type MissEntry } from './diagnose.ts';
 import { normalizeRequest } from '../providers/index.ts';
@@ -127,7 +127,7 @@ export interface MatchResult {
  * requestKeys({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }).key // 64 hex chars
  */
 export function requestKeys(request: unknown, opts: NormalizeOptions = {}): RequestKeys {
-  const n = normalizeRequest(parseBody(request), opts);
+  const n = normalized(request, opts);
   return { ...viewDigests(n), messages: n.messages, view: n.view };
 }
 
@@ -143,7 +143,7 @@ export function requestKeys(request: unknown, opts: NormalizeOptions = {}): Requ
  *   === requestKeys({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }).key // true
  */
 export function requestKey(request: unknown, opts: NormalizeOptions = {}): { key: string; signature: Signature; view: Record<string, unknown> } {
-  const n = normalizeRequest(parseBody(request), opts);
+  const n = normalized(request, opts);
   return { key: hashValue(n.view), signature: { toolNames: n.toolNames, messageCount: n.messages.length, contextKeys: n.contextKeys }, view: n.view };
 }
 
@@ -165,6 +165,26 @@ export function requestDigests(request: unknown, opts: NormalizeOptions = {}): R
   return slim(requestKeys(request, opts));
 }
 
+/**
+ * The normalized request. The normalizer's copy refuses nesting past MAX_DEPTH with no location
+ * (it keeps no path, to cost nothing per value); the core's serializer, run only then, finds
+ * the place in the request as given, as hashValue() reports it ($.messages[1].content...).
+ */
+function normalized(request: unknown, opts: NormalizeOptions): ReturnType<typeof normalizeRequest> {
+  try {
+    return normalizeRequest(parseBody(request), opts);
+  } catch (e) {
+    if (e instanceof TapedeckError && e.code === 'E_DEPTH' && e.path === undefined && e.offset === undefined && typeof request === 'object' && request !== null && !(request instanceof Uint8Array)) {
+      try {
+        hashValue(request);
+      } catch (located) {
+        if (located instanceof TapedeckError && located.code === 'E_DEPTH') throw located;
+      }
+    }
+    throw e;
+  }
+}
+
 /** RequestKeys without the messages and view: the digests alone. */
 function slim({ messages: _m, view: _v, ...digests }: RequestKeys): RequestDigests {
   return digests;
@@ -177,7 +197,12 @@ const decoder = new TextDecoder();
  * by the strict core reader, with the byte offset.
  */
 function parseBody(request: unknown): unknown {
-  if (!(request instanceof Uint8Array) && typeof request !== 'string') return request;
+  if (!(request instanceof Uint8Array) && typeof request !== 'string') {
+    // Bytes in another form (an ArrayBuffer from `await req.arrayBuffer()`) would be read as an
+    // object with no members and refused as no LLM request shape: say what to pass instead.
+    if (request instanceof ArrayBuffer || ArrayBuffer.isView(request)) throw notJsonText(request);
+    return request;
+  }
   // The strict reader first: a body that is not I-JSON (duplicate names, lone surrogate
   // escapes, 1e400) has no key, whichever way it is given (docs/hash-spec.md, "Errors").
   canonicalizeJSON(request);
@@ -388,9 +413,35 @@ export function recordingDigests(request: unknown, norm: NormalizeOptions, text:
   return (text === undefined ? undefined : rawRequestDigests(text, norm)) ?? slim(requestKeys(request, norm));
 }
 
+/** How {@link Matcher.match} answers a miss. */
+export interface MatchOptions {
+  /**
+   * `false`: a miss is a short E_MISS (the request's `key` in its details, no diagnosis), for a
+   * caller that only needs to know it missed: update mode sends the request upstream and records
+   * it. On a large tape the diagnosis (the closest recordings, what differs) is most of a miss's
+   * time. {@link Matcher.explain} gives it later, should the miss be shown. Default `true`.
+   */
+  diagnose?: boolean;
+}
+
 export interface Matcher {
-  /** Picks the recording for a request, or throws TapedeckError E_MISS with diagnostics. */
-  match(request: unknown): MatchResult;
+  /**
+   * Picks the recording for a request, or throws TapedeckError E_MISS with diagnostics (without
+   * them when `{ diagnose: false }`).
+   *
+   * @example
+   * m.match(body)                        // the recording, or E_MISS saying what differs
+   * m.match(body, { diagnose: false })   // the recording, or a short E_MISS (details.key)
+   */
+  match(request: unknown, opts?: MatchOptions): MatchResult;
+  /**
+   * The diagnosed E_MISS for a request, as match() throws it, for a miss first taken without
+   * diagnosis. Read-only: nothing is marked used.
+   *
+   * @example
+   * try { m.match(body, { diagnose: false }) } catch { show(m.explain(body)) }
+   */
+  explain(request: unknown): TapedeckError;
   /** Recordings never matched: stale ones to prune, or calls the test no longer makes. */
   unused(): Recording[];
   /** Keys of every recording, in order (for tools that index or prune). */
@@ -521,6 +572,10 @@ export function createMatcher(opts: MatcherOptions): Matcher {
   /** The digests of a request: from the memo when its exact bytes were seen before. */
   function digestsOf(request: unknown): { digests: RequestDigests; full?: RequestKeys } {
     if (memoLimit <= 0 || (typeof request !== 'string' && !(request instanceof Uint8Array))) return compute(request);
+    // The id is the digest of the text's UTF-8, which a lone surrogate lacks (node:crypto hashes
+    // it as U+FFFD, the id of another text): such a request is refused as it is without the memo.
+    // isWellFormed() is O(1) for Latin-1 strings; it scans others (about half a hash's time).
+    if (typeof request === 'string' && !request.isWellFormed()) return compute(request);
     const id = sha256Hex(request);
     const hit = memo.get(id) ?? (recordedBytes.size > 0 ? keys[recordedBytes.get(id) ?? -1] : undefined);
     if (hit) {
@@ -556,12 +611,36 @@ export function createMatcher(opts: MatcherOptions): Matcher {
   // the next misses.
   let texts: RequestTexts | undefined;
 
+  /** The E_MISS for a request no recording answers: what differs from the closest recordings. */
+  function diagnosedMiss(request: unknown, full: RequestKeys | undefined): TapedeckError {
+    return withVolatileSpans(request, norm, explainMiss({
+      mode,
+      request: full ?? requestKeys(request, norm),
+      recordings,
+      keys,
+      full: (i) => requestKeys(recordings[i]!.request, norm),
+      requestBody: request,
+      requestText: (i) => (texts ??= new RequestTexts(recordings)).get(i),
+      used: index.usedFlags(),
+      allowRepeats: opts.allowRepeats === true,
+      source: opts.source,
+      recordCommand: opts.recordCommand,
+      entry: opts.entry,
+      hasKey: (k) => index.hasKey(k),
+      hasSignature: (d) => index.hasSignature(d),
+    }));
+  }
+
   return {
     mode,
     keys: () => keys,
     stats: () => ({ ...stats }),
     unused: () => recordings.filter((_, i) => !index.isUsed(i)),
-    match(request: unknown): MatchResult {
+    explain(request: unknown): TapedeckError {
+      const { full } = digestsOf(request);
+      return diagnosedMiss(request, full);
+    },
+    match(request: unknown, how?: MatchOptions): MatchResult {
       const { digests: req, full } = digestsOf(request);
       const warnings: string[] = [];
       const own = ownKey(req);
@@ -600,22 +679,15 @@ export function createMatcher(opts: MatcherOptions): Matcher {
           }
         }
       }
-      throw withVolatileSpans(request, norm, explainMiss({
-        mode,
-        request: full ?? requestKeys(request, norm),
-        recordings,
-        keys,
-        full: (i) => requestKeys(recordings[i]!.request, norm),
-        requestBody: request,
-        requestText: (i) => (texts ??= new RequestTexts(recordings)).get(i),
-        used: index.usedFlags(),
-        allowRepeats: opts.allowRepeats === true,
-        source: opts.source,
-        recordCommand: opts.recordCommand,
-        entry: opts.entry,
-        hasKey: (k) => index.hasKey(k),
-        hasSignature: (d) => index.hasSignature(d),
-      }));
+      // Update mode's misses go upstream: the diagnosis is made only if one is shown (explain()).
+      if (how?.diagnose === false) {
+        throw new TapedeckError('E_MISS', `No recording answers this request (key ${req.key.slice(0, 12)}); not diagnosed.`, {
+          key: req.key,
+          diagnosed: false,
+          hint: 'Ask match() without { diagnose: false }, or explain(request), for what differs from the closest recording.',
+        });
+      }
+      throw diagnosedMiss(request, full);
     },
   };
 }

@@ -25,7 +25,8 @@ function isHandWritten(request: unknown): boolean {
 }
 
 /**
- * Reads every `*.json` recording in a directory, in file-name order. A file that is not valid
+ * Reads every `*.json` recording in a directory, in file-name order. A UTF-8 byte order mark
+ * before a file's JSON is skipped. A file that is not valid
  * JSON or has no `request`/`response` is skipped with a warning naming it (and the byte offset
  * of a syntax error): one bad file never costs the good ones. v1 files get their signature
  * computed; a v2 file whose stored signature disagrees with its request is reported, and the
@@ -60,6 +61,11 @@ export function loadRecordingsDir(dir: string, opts: LoadOptions = {}): Recordin
   for (const name of names) {
     const file = join(dir, name);
     const bytes = readFileSync(file);
+    // A UTF-8 byte order mark first (Notepad and other Windows editors write one) is no part of
+    // the JSON: read as three spaces, as every command that reads JSON reads it, so a syntax
+    // error's byte offset is still the file's own. Skipping the file instead shifted a repeated
+    // request's later recordings onto its earlier calls.
+    if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) bytes.fill(0x20, 0, 3);
     let data: unknown;
     try {
       data = JSON.parse(bytes.toString('utf8'));

@@ -19,6 +19,7 @@
  */
 
 import type { TapedeckError } from '../errors.ts';
+import type { ErrorStyle } from './error-shape.ts';
 import { normalizeRequest } from './normalize.ts';
 import { chatFamily, openai } from './openai.ts';
 import type { NormalizeContext, ProviderModule, StatusFault } from './provider.ts';
@@ -141,7 +142,8 @@ export const azure: ProviderModule = {
   // Also which paths' recordings routeUrl files (recordingUrl() in ./index.ts): all of them.
   speaks: (path: string) => path.startsWith('/openai/'),
   routeUrl: withoutApiVersion,
-  errorAnswer: (e: TapedeckError, status: number) => openai.errorAnswer(e, status),
+  // The style too: its `/openai/v1/...` paths are Groq's, whose SDK shows the whole body.
+  errorAnswer: (e: TapedeckError, status: number, style?: ErrorStyle) => openai.errorAnswer(e, status, style),
   fault: (fault: StatusFault, message: string) => openai.fault!(fault, message),
   credentials: { headers: ['api-key', 'authorization'], query: ['api-key'], fields: [] },
 };

@@ -45,7 +45,8 @@ function mediaTypeOf(kind: 'image' | 'video' | 'audio' | 'document', format: unk
   if (typeof format !== 'string' || format === '') return undefined;
   const f = format.toLowerCase();
   const table = kind === 'image' ? IMAGE_TYPES : kind === 'video' ? VIDEO_TYPES : kind === 'audio' ? AUDIO_TYPES : DOCUMENT_TYPES;
-  return table[f] ?? (kind === 'document' ? `application/${f}` : `${kind}/${f}`);
+  // Own entries only: `format: 'constructor'` is image/constructor, not Object's constructor.
+  return (Object.hasOwn(table, f) ? table[f] : undefined) ?? (kind === 'document' ? `application/${f}` : `${kind}/${f}`);
 }
 
 /**

@@ -11,6 +11,7 @@ import { ANSWER_READERS } from './answer-readers.ts';
 import { anthropic } from './anthropic.ts';
 import { azure } from './azure.ts';
 import { bedrock } from './bedrock.ts';
+import { cohereStreamComplete } from './cohere-stream.ts';
 import { gemini } from './gemini.ts';
 import { ollama } from './ollama.ts';
 import { detectProvider as detectChatShape, normalizeRequest as normalizeChatShape } from './normalize.ts';
@@ -303,8 +304,9 @@ const firstOf = (ct: string | readonly string[] | undefined | null): string | un
 
 /**
  * Whether a response body is a whole answer, by the module of the request's route, else by the
- * chat family's event streams: false for a stream cut before its final event (never recorded
- * as good), true for whole answers and for bodies nothing can judge.
+ * event-stream rules (the chat family's, Cohere v2's) and Cohere v1's JSON-lines rule: false for
+ * a stream cut before its final event (never recorded as good), true for whole answers and for
+ * bodies nothing can judge.
  *
  * @example
  * responseComplete({ method: 'POST', url: '/v1/chat/completions' }, 'text/event-stream', 'data: {"choices":[{"delta":{}}]}\n\n') // false
@@ -312,7 +314,7 @@ const firstOf = (ct: string | readonly string[] | undefined | null): string | un
 export function responseComplete(req: RouteRequest | undefined, contentType: string | readonly string[] | undefined | null, body: Uint8Array | string): boolean {
   const route = routeOf(req);
   const verdict = route?.provider.complete?.(asBytes(body), firstOf(contentType), route);
-  return verdict ?? streamComplete(contentType, body);
+  return verdict ?? (streamComplete(contentType, body) && cohereStreamComplete(contentType, body));
 }
 
 /**
@@ -320,7 +322,8 @@ export function responseComplete(req: RouteRequest | undefined, contentType: str
  * stop reading: OpenAI chat's `data: [DONE]` and a chunk with a finish reason, the Responses
  * API's `response.completed` / `response.incomplete`, Anthropic's `message_stop`, Gemini's
  * `finishReason`, Ollama's `"done":true` line, Bedrock's `messageStop` event, OpenAI's audio
- * streams' `transcript.text.done` and `speech.audio.done`. A stream being
+ * streams' `transcript.text.done` and `speech.audio.done` (Cohere's final events, v2's
+ * `message-end` and v1's `stream-end`, carry a `"finish_reason":"`). A stream being
  * recorded holds back a chunk that carries one until its record is stored (src/proxy/upstream.ts,
  * FinalEventHold); a false match only delays that chunk until the next one arrives.
  */

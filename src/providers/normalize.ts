@@ -226,10 +226,15 @@ function empty(v: unknown): boolean {
   return v === undefined || v === null || (Array.isArray(v) && v.length === 0);
 }
 
-/** Copies the members of src that `out` does not already have, minus skipped and empty ones. */
+/**
+ * Copies the members of src that `out` does not already have, minus skipped and empty ones.
+ * "Already have" means an own member: `k in out` is also true for the names `out` inherits
+ * (`constructor`, `toString`, `__proto__`, ...), which left such members out of the key, so
+ * requests differing only there shared one key and replayed each other's answers.
+ */
 function rest(src: Obj, out: Obj, skip: readonly string[] = []): Obj {
   for (const k of Object.keys(src)) {
-    if (k in out || k === 'cache_control' || skip.includes(k)) continue;
+    if (Object.hasOwn(out, k) || k === 'cache_control' || skip.includes(k)) continue;
     const v = src[k];
     if (!empty(v)) put(out, k, copy(v));
   }
@@ -548,7 +553,9 @@ export class Normalizer {
       case 'audio': {
         const a = isObj(p.input_audio) ? p.input_audio : isObj(p.audio) ? p.audio : p;
         const format = str(a.format);
-        const mediaType = format !== undefined ? (AUDIO_TYPES[format.toLowerCase()] ?? `audio/${format.toLowerCase()}`) : undefined;
+        // Own names only: `format: 'constructor'` is audio/constructor, not Object's constructor.
+        const f = format?.toLowerCase();
+        const mediaType = f !== undefined ? (Object.hasOwn(AUDIO_TYPES, f) ? AUDIO_TYPES[f] : `audio/${f}`) : undefined;
         // A null media type is an absent one: the format still gives it.
         const src: Obj = mediaType !== undefined && a.mediaType == null && a.media_type == null ? { ...a, mediaType } : a;
         return rest(p, { type: 'audio', audio: attachmentOf(src) }, [
@@ -757,12 +764,16 @@ function fromLangChain(m: Obj): Obj | undefined {
   } else if (Array.isArray(m.lc_namespace)) {
     fields = m;
     const getType = (m as { _getType?: unknown; getType?: unknown }).getType ?? (m as { _getType?: unknown })._getType;
-    kind = typeof getType === 'function' ? String(getType.call(m)) : String((m.constructor as { name?: unknown } | undefined)?.name);
+    // The class name from the prototype: a JSON object's own `constructor` member is data, and a
+    // plain object's class is Object (docs/hash-spec.md, LangChain).
+    const proto = Object.getPrototypeOf(m) as { constructor?: { name?: unknown } } | null;
+    kind = typeof getType === 'function' ? String(getType.call(m)) : proto === null ? 'Object' : String(proto.constructor?.name);
   } else {
     return undefined;
   }
   kind = kind.replace(/Chunk$/, '').replace(/Message$/, '').toLowerCase();
-  const out: Obj = { role: LANGCHAIN_ROLES[kind] ?? fields.role ?? kind, content: copy(fields.content) };
+  // Own names only: a kind `constructor` or `__proto__` is no role of the table.
+  const out: Obj = { role: (Object.hasOwn(LANGCHAIN_ROLES, kind) ? LANGCHAIN_ROLES[kind] : undefined) ?? fields.role ?? kind, content: copy(fields.content) };
   if (typeof fields.name === 'string') out.name = fields.name;
   if (fields.tool_call_id !== undefined) out.tool_call_id = fields.tool_call_id;
   if (Array.isArray(fields.tool_calls) && fields.tool_calls.length > 0) {

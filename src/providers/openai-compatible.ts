@@ -147,3 +147,33 @@ export function compatibleApiOf(answer: Record<string, unknown>): CompatibleApi 
     return r.fingerprint !== undefined && answer.system_fingerprint === r.fingerprint;
   });
 }
+
+/** Azure OpenAI's hosts (resources, AI Foundry, API Management): their `/openai/v1/...` paths are Azure's. */
+const AZURE_HOST = /(?:^|\.)(?:openai\.azure\.com|cognitiveservices\.azure\.com|services\.ai\.azure\.com|azure-api\.net)$/i;
+
+/**
+ * The OpenAI-compatible API a recording made for `origin` at `path` went to, told by the URL
+ * where its answer does not tell it (a stream with no marks in its first chunk): the API whose
+ * base URL has that host, else the one whose base URL's distinctive path the request's starts
+ * with (Groq's `/openai/v1`, OpenRouter's `/api/v1`). Undefined for Azure's hosts (Azure OpenAI
+ * serves `/openai/v1/...` too), an origin that is no URL, and a URL no API claims.
+ *
+ * @example
+ * compatibleApiAt('https://api.groq.com', '/openai/v1/chat/completions')?.name // 'Groq'
+ * compatibleApiAt('https://my-res.openai.azure.com', '/openai/v1/chat/completions') // undefined
+ */
+export function compatibleApiAt(origin: string, path: string): CompatibleApi | undefined {
+  let host: string;
+  try {
+    host = new URL(origin).hostname;
+  } catch {
+    return undefined;
+  }
+  if (AZURE_HOST.test(host)) return undefined;
+  const byHost = COMPATIBLE_APIS.find((a) => new URL(a.baseURL).hostname === host && !/^(?:localhost|127\.0\.0\.1)$/.test(host));
+  if (byHost) return byHost;
+  return COMPATIBLE_APIS.find((a) => {
+    const prefix = new URL(a.baseURL).pathname;
+    return prefix !== '/' && prefix !== '/v1' && path.startsWith(`${prefix}/`);
+  });
+}

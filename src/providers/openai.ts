@@ -177,11 +177,16 @@ export const openai: ProviderModule = {
     return { ...request, input: [...items, ...more] };
   },
   errorAnswer(e: TapedeckError, status: number, style?: ErrorStyle): ErrorAnswer {
-    return {
-      body: safeJSON({
-        error: { message: errorMessage(e, style), type: e.code === 'E_MISS' ? 'tapedeck_miss' : openaiType(status), param: null, code: e.code, tapedeck: errorDetails(e, style) },
-      }),
-    };
+    const message = errorMessage(e, style);
+    const type = e.code === 'E_MISS' ? 'tapedeck_miss' : openaiType(status);
+    // The message at the top level too, with Mistral's members, beside OpenAI's `error`: the AI
+    // SDK's Mistral, Cohere and Cerebras providers parse their own shapes (`{ object: 'error',
+    // message, type, param, code }`, `{ message }`, `{ message, type, param, code }`, every one a
+    // string: `param` may not be null for Cerebras) and raise with the bare status text when that
+    // fails; nothing in their requests says which provider they are. SDKs that show a top-level
+    // `message`, else the whole body (groq-sdk, together-ai), show the message alone. OpenAI's
+    // SDKs read `error` only.
+    return { body: safeJSON({ object: 'error', message, type, param: '', code: e.code, error: { message, type, param: null, code: e.code, tapedeck: errorDetails(e, style) } }) };
   },
   fault(fault: StatusFault, message: string): FaultAnswer {
     // OpenAI's own: a 429 names the limit hit, a 500 is a server_error, overload is a 503.

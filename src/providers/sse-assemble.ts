@@ -8,7 +8,7 @@
  *   `delta.refusal` concatenated, the reasoning text OpenAI-compatible APIs stream
  *   (`delta.reasoning_content`, `delta.reasoning`) concatenated into the message member of that name, `role`, `delta.tool_calls` merged by index (id, type, name set;
  *   `function.arguments` concatenated), legacy `delta.function_call`, `finish_reason`,
- *   `logprobs.content` concatenated; `usage` from the usage chunk.
+ *   `logprobs.content` concatenated; `usage` from the usage chunk (Groq's: the last chunk's `x_groq.usage`).
  * - OpenAI legacy completions (`text_completion` chunks): `choices[].text` concatenated.
  * - OpenAI Responses: the `response` of the last `response.completed` (or `response.incomplete`)
  *   event, which carries the whole response.
@@ -77,6 +77,7 @@ interface ChoiceAcc {
 function openaiChat(datas: unknown[]): Obj | undefined {
   let head: Obj | undefined;
   let usage: unknown;
+  let groqUsage: unknown;
   let legacy = false;
   const choices = new Map<number, ChoiceAcc>();
   for (const d of datas) {
@@ -88,6 +89,9 @@ function openaiChat(datas: unknown[]): Obj | undefined {
       legacy = d.object === 'text_completion';
     }
     if (d.usage !== undefined && d.usage !== null) usage = d.usage;
+    // Groq reports a stream's usage in its last chunk's `x_groq.usage` (and at the top level only
+    // when `stream_options.include_usage` asks): the top-level one wins when both came.
+    else if (isObj(d.x_groq) && isObj(d.x_groq.usage)) groqUsage = d.x_groq.usage;
     for (const c of d.choices) {
       if (!isObj(c)) continue;
       const index = typeof c.index === 'number' ? c.index : 0;
@@ -176,6 +180,7 @@ function openaiChat(datas: unknown[]): Obj | undefined {
       }
       return { index: a.index, message, finish_reason: a.finishReason, logprobs };
     });
+  usage ??= groqUsage;
   if (usage !== undefined) out.usage = usage;
   return out;
 }
@@ -319,11 +324,20 @@ const DONE_EVENTS: readonly (readonly [prefix: string, done: string])[] = [
 ];
 
 /**
+ * Cohere's v2 chat stream (`/v2/chat`, `chatStream`): named events whose `type` is hyphenated
+ * (`message-start`, `content-delta`, `tool-call-start`, `citation-end`, ...), ending with
+ * `message-end`, which carries the finish reason and usage. The SDK yields whatever events came
+ * and takes the end of the connection for the end of the answer, so a stream cut before
+ * `message-end` would replay as a whole (shorter) answer.
+ */
+const COHERE_V2_EVENT = /^(?:message|content|tool-plan|tool-call|citation)-/;
+
+/**
  * Whether a recorded event stream is a whole answer: OpenAI chat completions end with
  * `data: [DONE]`, or at least a `finish_reason` for every choice the stream began (`n: 3` has
  * three), the Responses API with `response.completed` or `response.incomplete`, audio
  * transcriptions with `transcript.text.done`, speech with `speech.audio.done`, Anthropic
- * Messages with `message_stop`. A stream that stopped before that (the connection closed early)
+ * Messages with `message_stop`, Cohere v2 chat with `message-end`. A stream that stopped before that (the connection closed early)
  * or that carries an `error` event is not whole: false. True for whole streams, and for bodies
  * that are not event streams or not of a known shape (nothing to judge them by).
  *
@@ -334,7 +348,7 @@ const DONE_EVENTS: readonly (readonly [prefix: string, done: string])[] = [
 export function streamComplete(contentType: string | readonly string[] | undefined | null, bytes: Uint8Array | string): boolean {
   if (contentTypeOf(contentType) !== 'text/event-stream') return true;
   const text = typeof bytes === 'string' ? bytes : new TextDecoder('utf-8').decode(bytes);
-  let shape: 'chat' | 'responses' | 'anthropic' | 'done-event' | undefined;
+  let shape: 'chat' | 'responses' | 'anthropic' | 'cohere' | 'done-event' | undefined;
   let finished = false;
   let done = false;
   // Chat: whether each choice index seen has its finish_reason, and how many have not yet (a
@@ -373,6 +387,9 @@ export function streamComplete(contentType: string | readonly string[] | undefin
           open--;
         }
       }
+    } else if (COHERE_V2_EVENT.test(type)) {
+      shape ??= 'cohere';
+      if (type === 'message-end') finished = true;
     } else if (type !== '') {
       for (const [prefix, last] of DONE_EVENTS) {
         if (!type.startsWith(prefix)) continue;

@@ -10,7 +10,7 @@
 import { hashJSON, hashValue, sha256 } from '../core/index.ts';
 import { hex } from '../core/engine.ts';
 import { TapedeckError, withContext } from '../errors.ts';
-import { createMatcher, requestDigests, requestKeys, type Matcher, type MatchMode, type Recording, type Signature } from '../match/matcher.ts';
+import { createMatcher, requestDigests, requestKeys, type Matcher, type MatchMode, type MatchOptions, type Recording, type Signature } from '../match/matcher.ts';
 import { missHeadline, recordHow, type MissEntry } from '../match/diagnose.ts';
 import type { RecordBackend, StoreWarning } from '../store/backend.ts';
 // Browser bundles get open.browser.ts instead (package.json "browser"): backend objects only, so
@@ -29,7 +29,7 @@ import { isUploadData } from '../providers/upload-data.ts';
 import { httpMissDetail, usedUpDetail, type HttpMissDetail } from './http-difference.ts';
 import { contentTypeDifference, contentTypeFix } from './content-type-difference.ts';
 import { jsonBodyDifference } from './json-body-difference.ts';
-import { headersOfOldRecording, headersOnOtherRoute, modelOnOtherRoute, queryOnOtherRoute, streamOnOtherRoute } from './other-route.ts';
+import { headersOfOldRecording, headersOnOtherRoute, modelOnOtherRoute, pathOnOtherRoute, queryOnOtherRoute, streamOnOtherRoute } from './other-route.ts';
 import { missOnDamagedTape } from './damage-miss.ts';
 import { currentHttpKey, httpRecordKey, keyedAsFiled, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
@@ -206,6 +206,8 @@ export type MatchedBy = 'exact' | 'signature' | 'sequential';
 /** A replay decision kept for a body seen before; it is handed out again, so nothing may change it. */
 type ExactReplay = { readonly kind: 'replay'; readonly record: HttpRecord; readonly matchedBy: 'exact'; readonly warnings: readonly string[] };
 const NO_WARNINGS: readonly string[] = Object.freeze([]);
+/** How update mode asks a matcher: a miss goes upstream, so its diagnosis waits until it is shown. */
+const UNDIAGNOSED: MatchOptions = Object.freeze({ diagnose: false });
 
 export type Decision =
   | { kind: 'replay'; record: HttpRecord; matchedBy: MatchedBy; warnings: readonly string[] }
@@ -1075,7 +1077,8 @@ export class Deck {
     }
     if (r?.matcher) {
       try {
-        const m = r.matcher.match(input);
+        // Update mode sends a miss upstream: undiagnosed, unless it is shown (see explained()).
+        const m = r.matcher.match(input, this.mode === 'update' ? UNDIAGNOSED : undefined);
         const lost = this.damagedStandIns.get(m.recording.response as object);
         if (lost) throw this.damagedAt(name, `request key ${m.request.key}`, m.request.key, { details: { repeat: lost.k, missing: !this.col!.damagedAnywhere } }, ` (recording ${lost.k + 2} is intact, at ${lost.at})`);
         const rec = this.answerRecord(m.recording.response, name, m.request.key);
@@ -1100,6 +1103,10 @@ export class Deck {
           // body with no canonical form is a 400, not a miss. Checked on the miss path only.
           if (input instanceof Uint8Array) hashJSON(input);
           llmMiss = e;
+          if (e.details.diagnosed === false) {
+            const matcher = r.matcher;
+            this.undiagnosed.set(e, () => matcher.explain(input));
+          }
           llmKey = typeof e.details.key === 'string' ? e.details.key : undefined;
         } else if (e.code !== 'E_REQUEST') throw e;
       }
@@ -1122,7 +1129,7 @@ export class Deck {
       }
       // Recorded as it is under another route of its path (the API key sent the other way,
       // other betas): that is the difference, not the text of the closest recording here.
-      const switched = this.streamSwitchMiss(route, name, input);
+      const switched = this.streamSwitchMiss(route, name, input) ?? this.movedMiss(route, name, llmKey);
       if (switched) return { kind: 'miss', miss: switched };
       const elsewhere = r && r.count > 0 ? this.elsewhereMiss(route, name, 'llm', llmKey) : undefined;
       const typed = r && r.count > 0 && !elsewhere ? this.contentTypeMiss(req, r, true) : undefined;
@@ -1179,6 +1186,24 @@ export class Deck {
   }
 
   /**
+   * The miss of a request this tape holds, key for key, under another path of the same
+   * operation (the client's base URL gained or lost `/v1`): named before any recording on the
+   * request's own path, which is another request. Only on a miss.
+   */
+  private movedMiss(route: string, name: string, key: string): TapedeckError | undefined {
+    const col = this.col;
+    if (!col) return undefined;
+    for (const [other, r] of this.routes) {
+      if (other === name || r.count === 0) continue;
+      const difference = pathOnOtherRoute(name, other);
+      if (difference === undefined || col.count(httpRecordKey(other, 'llm', key)).recorded === 0) continue;
+      const fix = `send it to the path it was recorded at, or ${recordHow(this.entry)}`;
+      return new TapedeckError('E_MISS', missHeadline(difference, fix), { file: this.tape, route, key, match: 'llm', difference, kind: 'other', fix });
+    }
+    return undefined;
+  }
+
+  /**
    * The miss of a request recorded on the other route of its stream/plain pair (Gemini's
    * `:generateContent` and `:streamGenerateContent`, Bedrock's `converse` and `converse-stream`):
    * keyed for that route's endpoint, it has a recording there. Only on a miss.
@@ -1203,7 +1228,29 @@ export class Deck {
 
   /** The matcher's miss (already short, with the fix for this entry point), with the tape and route added to its details. */
   private enrich(e: TapedeckError, route: string): TapedeckError {
-    return new TapedeckError('E_MISS', e.message, { ...e.details, route, file: this.tape });
+    const out = new TapedeckError('E_MISS', e.message, { ...e.details, route, file: this.tape });
+    const later = this.undiagnosed.get(e);
+    if (later) this.undiagnosed.set(out, () => this.enrich(later(), route));
+    return out;
+  }
+
+  /**
+   * Update mode's misses, taken without the matcher's diagnosis (it goes upstream and records
+   * them; on a large tape the diagnosis was ~90% of a new request's time), and how to diagnose
+   * each, should it be shown after all (the upstream unreachable, the key refused).
+   */
+  private readonly undiagnosed = new WeakMap<TapedeckError, () => TapedeckError>();
+
+  /**
+   * A miss as it is shown: update mode's undiagnosed miss diagnosed now (what differs from the
+   * closest recording, as replay says it), any other as it is.
+   *
+   * @example
+   * const shown = deck.explained(decision.miss) // E_MISS: message 0 (user) text differs …
+   */
+  explained(miss: TapedeckError): TapedeckError {
+    const later = this.undiagnosed.get(miss);
+    return later ? later() : miss;
   }
 
   /** The stored requests of a route's recordings of one non-LLM kind, with their keys (decoded from the tape as they are asked for). */
@@ -1257,16 +1304,24 @@ export class Deck {
     const shown = route.length > 80 ? `${route.slice(0, 79)}…` : route;
     const tape = this.tape && this.tape.length > 100 ? `…${this.tape.slice(-99)}` : this.tape;
     let difference = `no recording for ${shown}`;
+    let cacheFix: string | undefined;
     const otherModel = r && recorded > 0 ? undefined : (modelOnOtherRoute(name, this.routes) ?? headersOnOtherRoute(name, this.routes, this.col, kind, key) ?? queryOnOtherRoute(name, this.routes));
     if (otherModel) difference = otherModel;
     if (this.col && !this.col.exists) difference = this.absent ?? `no tape at ${tape}`;
     // A shared store (a Redis namespace) is no tape, and MCP or realtime records it may hold
     // answer no HTTP request.
-    else if (this.recordingCount === 0) difference = `the ${this.col?.shared ? 'store' : 'tape'} has no HTTP recordings`;
+    else if (this.recordingCount === 0) {
+      // A tape of ReplayCache records (a directory of JSON recordings imported, a DSPy cache,
+      // ReplayCache's own): "re-record" alone sent the user back to the live API for answers the
+      // tape holds, which ReplayCache serves.
+      const n = this.col?.cacheRecords ?? 0;
+      difference = `the ${this.col?.shared ? 'store' : 'tape'} has no HTTP recordings${n > 0 ? `: it holds ${n} replay-cache record${n === 1 ? '' : 's'} (keyed by the request body alone, as ReplayCache and tapedeck import of a directory of JSON recordings write them), which createFetch and tapedeck serve do not serve` : ''}`;
+      if (n > 0) cacheFix = `replay them with ReplayCache.open(${JSON.stringify(this.tape ?? '<tape>')}) or withReplayCache from llm-tapedeck/store (docs/migrate.md, "From a directory of JSON recordings"); or record this request's HTTP call: ${recordHow(this.entry)}`;
+    }
     else if (r && recorded > 0 && detail !== undefined) difference = typeof detail === 'string' ? detail : detail.text;
     else if (r && recorded > 0) difference = recorded === 1 ? `the one recording for ${shown} has another ${kind === 'http' ? 'body' : 'request'}` : `none of the ${recorded} recordings for ${shown} has this ${kind === 'http' ? 'body' : 'request'}`;
     const told = typeof detail === 'object' && difference === detail.text ? detail : undefined;
-    const fix = told?.fix ?? recordHow(this.entry);
+    const fix = told?.fix ?? cacheFix ?? recordHow(this.entry);
     const routes = recordedRoutes(this.routes.keys());
     return new TapedeckError('E_MISS', missHeadline(difference, fix), {
       file: this.tape,

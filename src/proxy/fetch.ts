@@ -13,7 +13,7 @@ import { refuseChaos } from '../chaos/refused.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
 import { CHAOS_HEADER, damagedAnswer, faultHeader, faultSent, heldUntilAborted, liveDamageAnswer, needsRecordBehind, planChaos, recordBehind, recordedBehind, sleep, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer, type DamagePlan, type HttpChaos } from './chaos.ts';
 import { formatFetchSummary } from './fetch-summary.ts';
-import { asTapedeckError, errorAnswer, showsWholeBody, statusOf } from './http-errors.ts';
+import { asTapedeckError, errorAnswer, showsWholeBody, statusOf, statusTextOf } from './http-errors.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import { unrecordedByKey, unrecordedMiss } from './unrecordable.ts';
 import { UpstreamLink } from './upstream.ts';
@@ -195,7 +195,8 @@ function replayResponse(rec: HttpRecord, matchedBy: string, warnings: readonly s
   headers.set('x-tapedeck-key', rec.key);
   headers.set('x-tapedeck-trace', rec.trace);
   if (warnings.length > 0) headers.set('x-tapedeck-warning', warnings.join(' ').replace(/[^\x20-\x7e]+/g, ' ').slice(0, 1000));
-  const init = { status: rec.response.status, statusText: rec.response.statusText ?? '', headers };
+  // A recording of an HTTP/2 answer has no status text: the standard one, which SDKs show when they cannot read the body.
+  const init = { status: rec.response.status, statusText: rec.response.statusText ?? statusTextOf(rec.response.status), headers };
   if (NULL_BODY.has(rec.response.status) || method === 'HEAD') return new Response(null, init);
   const chunks = responseChunks(rec.response);
   // One chunk: the answer came whole, and is read whole (a copy: the caller owns the bytes it
@@ -486,10 +487,10 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       // A closed fetch stays closed: its answer is final, a 400 that no client retries (a 503
       // is retried whatever the headers say by some: LangChain's six tries took 77 s).
       const closed = e.code === 'E_PROXY_CLOSED';
-      const status = closed ? 400 : statusOf(e.code, d?.missStatus ?? opts.missStatus, e.details.cause);
+      const status = closed ? 400 : statusOf(e.code, d?.missStatus ?? opts.missStatus, e.details.cause, e.details.lasting);
       const answerWith = (x: TapedeckError): Response => {
         const answer = errorAnswer(x, u.pathname, dreq.headers, status, showsWholeBody(dreq.headers), closed);
-        return new Response(answer.body, { status, headers: answer.headers });
+        return new Response(answer.body, { status, statusText: statusTextOf(status), headers: answer.headers });
       };
       const res = answerWith(e);
       if (e.code === 'E_MISS') {

@@ -495,7 +495,7 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
       res.destroy();
       return;
     }
-    const status = statusOf(e.code, deck?.missStatus ?? opts.missStatus, e.details.cause);
+    const status = statusOf(e.code, deck?.missStatus ?? opts.missStatus, e.details.cause, e.details.lasting);
     const answer = errorAnswer(e, req.url ?? '/', req.headers, status, showsWholeBody(req.headers));
     const body = answer.body;
     const headers: OutgoingHttpHeaders = { ...answer.headers, 'content-length': Buffer.byteLength(body) };

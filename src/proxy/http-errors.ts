@@ -32,6 +32,8 @@ const STATUS: Record<string, number> = {
   E_REQUEST: 400,
   E_REQUEST_ENCODING: 400,
   E_PROXY_PATH: 400,
+  // A client that took the proxy for a forward proxy (HTTP_PROXY, curl -x): its set-up.
+  E_FORWARD_PROXY: 400,
   // A request asking for a fault by header that names none, or outside replay without --chaos-live.
   E_CHAOS_SPEC: 400,
   E_CHAOS_MODE: 400,
@@ -39,7 +41,9 @@ const STATUS: Record<string, number> = {
   // A SigV4 signature by the proxy's own access key that does not prove the secret: AWS's 403.
   E_SIGNATURE: 403,
   // A body parser mounted in front of the proxy: the server's set-up, not the client's request.
-  E_PROXY_BODY: 500,
+  // The same request gets the same again, so a 400, which no SDK retries (the AI SDK retries
+  // any 5xx, for about 6 s, whatever x-should-retry says).
+  E_PROXY_BODY: 400,
   E_TOO_LARGE: 413,
   E_UPSTREAM: 502,
   // The upstream did not connect or went quiet past the limit: a gateway timeout.
@@ -50,8 +54,8 @@ const STATUS: Record<string, number> = {
   E_STORE_UNAVAILABLE: 503,
   // The answer came but could not be stored: served, it would look recorded and is not.
   E_RECORD_FAILED: 503,
-  // A user's hook threw: the server's set-up, as E_PROXY_BODY; not retried (the same again).
-  E_HOOK: 500,
+  // A user's hook threw: the server's set-up, as E_PROXY_BODY; a 400, not retried (the same again).
+  E_HOOK: 400,
   // A tape that cannot be read at all (not a tape, a newer format, merge conflict markers, a
   // damaged header, an unknown extension type): every call gets the same, so a 400, which no
   // SDK retries, as for a miss. As a 500 the AI SDK retried it twice and failed after 6 s.
@@ -75,13 +79,18 @@ export const DEFAULT_MISS_STATUS = 400;
 
 /**
  * The HTTP status for an error code (500 for codes that mean tapedeck itself failed); `cause`:
- * the system error behind an E_TAPE_IO (`EISDIR`: a lasting one, a 400 as a tape that is no tape).
+ * the system error behind an E_TAPE_IO (`EISDIR`: a lasting one, a 400 as a tape that is no tape);
+ * `lasting`: an E_STORE_UNAVAILABLE's `lasting` detail (no retry changes it: a 400).
  *
  * @example
  * statusOf('E_TAPE_CORRUPT') // 400
  */
-export function statusOf(code: string, missStatus = DEFAULT_MISS_STATUS, cause?: unknown): number {
+export function statusOf(code: string, missStatus = DEFAULT_MISS_STATUS, cause?: unknown, lasting?: unknown): number {
   if (code === 'E_MISS') return missStatus;
+  // A store that cannot be used as configured (a wrong password or ACL, its client package
+  // missing, another service on its port) answers every call the same: a 400, as a tape that is
+  // no tape. A store that is down may come back: a 503.
+  if (code === 'E_STORE_UNAVAILABLE' && lasting === true) return 400;
   if (code === 'E_TAPE_IO' && typeof cause === 'string' && LASTING_IO.has(cause)) return 400;
   return STATUS[code] ?? 500;
 }
@@ -90,23 +99,73 @@ export function statusOf(code: string, missStatus = DEFAULT_MISS_STATUS, cause?:
  * Whether a client shows an error's whole body rather than its message, so the body must stay
  * short: the Python SDKs (`str(e)` is "Error code: 400 - " and the body's repr, also what
  * LangChain and LiteLLM in Python show), every other non-JavaScript SDK that names its
- * language in `x-stainless-lang`, and the AI SDK, whose errors carry the body as
- * `responseBody` into logs and test reports. The JavaScript OpenAI and Anthropic SDKs show only
- * the message, and get the full diagnosis in the body.
+ * language in `x-stainless-lang`, the JavaScript Stainless SDKs other than OpenAI's and
+ * Anthropic's (groq-sdk, together-ai: their error message is the whole body as JSON when it has
+ * no top-level `message`), the Fern SDKs (cohere-ai: `x-fern-language`), the Speakeasy SDKs
+ * (@mistralai/mistralai), and the AI SDK, whose errors carry the body as `responseBody` into
+ * logs and test reports. The JavaScript OpenAI and Anthropic SDKs show only the message
+ * (`error.message`), and get the full diagnosis in the body.
  *
  * @example
  * showsWholeBody({ 'x-stainless-lang': 'python' }) // true
+ * showsWholeBody({ 'x-stainless-lang': 'js', 'user-agent': 'Groq/JS 1.6.0' }) // true
+ * showsWholeBody({ 'x-stainless-lang': 'js', 'user-agent': 'OpenAI/JS 6.0.0' }) // false
  */
 export function showsWholeBody(headers: Record<string, string | string[] | undefined>): boolean {
   const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) ?? '';
+  const ua = one(headers['user-agent']);
   const lang = one(headers['x-stainless-lang']).toLowerCase();
-  if (lang !== '') return lang !== 'js';
-  return /python|ai-sdk\//i.test(one(headers['user-agent']));
+  // A JavaScript Stainless SDK names itself `<Client>/JS <version>`, except in a page, where the
+  // user agent is the browser's: one it cannot name keeps the full body, as OpenAI's would get.
+  if (lang !== '') return lang !== 'js' || (/^[\w.-]+\/JS /.test(ua) && !MESSAGE_ONLY_JS.test(ua));
+  if (one(headers['x-fern-language']) !== '') return true;
+  return /python|ai-sdk\/|speakeasy-sdk\/|mistral-client-typescript\//i.test(ua);
 }
 
 /**
+ * The user agents of the JavaScript Stainless SDKs that show an error's `error.message` alone
+ * (OpenAI's client classes are named in theirs: `OpenAI/JS`, `AzureOpenAI/JS`; Anthropic's
+ * clients, Bedrock's and Vertex's included, all send `Anthropic/JS`).
+ */
+const MESSAGE_ONLY_JS = /^(?:OpenAI|AzureOpenAI|Anthropic)\/JS /;
+
+/**
+ * The reason phrase of an HTTP status tapedeck answers with, for a Response made by createFetch
+ * (`new Response` leaves it empty, and some SDKs fall back to it for their message when a body
+ * does not parse): the standard phrase, or '' for a status without one here.
+ *
+ * @example
+ * statusTextOf(400) // 'Bad Request'
+ */
+export function statusTextOf(status: number): string {
+  return REASONS[status] ?? '';
+}
+
+const REASONS: Record<number, string> = {
+  200: 'OK',
+  201: 'Created',
+  204: 'No Content',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  408: 'Request Timeout',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  422: 'Unprocessable Entity',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  501: 'Not Implemented',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
+  529: 'Site is overloaded',
+};
+
+/**
  * The body for a TapedeckError in the error shape of a provider (src/providers: OpenAI
- * `{ error: { message, type, param, code, tapedeck } }`, Anthropic `{ type: 'error', message,
+ * `{ object, message, type, param, code, error: { message, type, param, code, tapedeck } }`, Anthropic `{ type: 'error', message,
  * error }`, Gemini `{ error: { code, message, status } }`, ...). `tapedeck` holds the details
  * (miss diagnostics with the full `report`, hint, offsets), so `message` stays short.
  *

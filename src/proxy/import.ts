@@ -13,6 +13,7 @@
 import { statSync } from 'node:fs';
 import { open, unlink } from 'node:fs/promises';
 import { MAX_INPUT_BYTES, TapedeckError } from '../errors.ts';
+import { checkOptionNames, optionNames } from '../option-names.ts';
 import { readBounded, type ReadBound } from '../read-bounded.ts';
 import { routeOf } from '../providers/index.ts';
 import { recordingFilesMessage } from '../store/import/dir-files.ts';
@@ -22,9 +23,9 @@ import { openHarChunks } from '../store/import/har-chunks.ts';
 import { splitHar } from '../store/import/har-split.ts';
 import { asTargetError, besideTarget, intoPlace, refuseOpenWriters, refuseSameFile, targetExists } from '../store/import/target.ts';
 import { readTalkbackDir } from '../store/import/talkback.ts';
-import { detectFormat, formatByName, IMPORT_FORMATS, readRecordingFile, type ImportFormat } from '../store/import/read.ts';
+import { detectFormat, formatByName, IMPORT_FORMATS, readRecordingFile, refuseMissingSource, refuseNotUtf8, type ImportFormat } from '../store/import/read.ts';
 import type { HttpRecord } from '../store/records.ts';
-import type { RedactOptions } from '../store/redact.ts';
+import { isOtherToolMask, type RedactOptions } from '../store/redact.ts';
 import { isFrozenHeaders } from '../store/frozen-headers.ts';
 import { prototypeLends } from '../store/inherited-names.ts';
 import { Deck, UNSTORED_RESPONSE_HEADERS, type DeckRequest } from './deck.ts';
@@ -58,6 +59,9 @@ export interface ImportOptions {
   /** Where problems that do not stop the import are said (default process.emitWarning). */
   onWarning?: (message: string) => void;
 }
+
+/** The names of {@link ImportOptions}, checked against the type. */
+const IMPORT_OPTION_NAMES = optionNames<ImportOptions>()(['from', 'force', 'skipBad', 'ignoreArgs', 'volatileKeys', 'volatileText', 'redact', 'recordedAt', 'onWarning']);
 
 /** What an import made. */
 export interface ImportReport {
@@ -122,6 +126,9 @@ function headerMasksAdded(stored: Record<string, unknown>, source: Record<string
     const v = stored[k];
     const w = source[k];
     if (v === w) continue;
+    // Another tool's placeholder (VCR.py's filter_headers: `REDACTED`, `DUMMY`) was no secret:
+    // masked again, but not counted as a secret kept off the tape.
+    if (otherToolMask(w)) continue;
     n += masksOfValue(v);
     if (Object.hasOwn(source, k)) n -= masksOfValue(w);
   }
@@ -132,6 +139,9 @@ function headerMasksAdded(stored: Record<string, unknown>, source: Record<string
   }
   return n;
 }
+
+/** Whether a source header value is another tool's placeholder for a secret, every value of it (see isOtherToolMask). */
+const otherToolMask = (w: unknown): boolean => (typeof w === 'string' ? isOtherToolMask(w) : Array.isArray(w) && w.length > 0 && w.every((x) => typeof x === 'string' && isOtherToolMask(x)));
 
 /** The last pair of frozen request header maps counted, and its count (entries listing the same headers share both maps). */
 let lastHeaderMasks: { stored: object | undefined; source: object | undefined; n: number } = { stored: undefined, source: undefined, n: 0 };
@@ -156,7 +166,7 @@ const BACKSLASH = 0x5c;
  * bytes with no mask and no escape in them (its strings are spans of those bytes).
  */
 function masksAdded(r: HttpRecord, x: Exchange, asSent: boolean): number {
-  let n = masksIn(r.request.url) - masksIn(x.request.url);
+  let n = masksIn(r.request.url) - masksIn(x.request.url) + userinfoDropped(x.request.url);
   n += requestHeaderMasksAdded(r.request.headers, x.request.headers) + headerMasksAdded(r.response.headers, x.response.headers);
   const sent = x.request.body;
   let plain = false;
@@ -167,6 +177,19 @@ function masksAdded(r: HttpRecord, x: Exchange, asSent: boolean): number {
   if (!plain) n += masksOfValue(r.request.body) - masksOfValue(sent);
   if (r.response.body !== x.response.body) n += masksOfValue(r.response.body) - masksOfValue(x.response.body);
   return Math.max(0, n);
+}
+
+/**
+ * 1 when a URL names a user and password (`https://user:secret@host/`), which the recording's
+ * origin leaves out (deckRequest): a secret kept off the tape, counted with the masked ones.
+ */
+function userinfoDropped(u: string): number {
+  const at = u.indexOf('@');
+  if (at < 0) return 0;
+  const scheme = u.indexOf('://');
+  if (scheme < 0 || at < scheme) return 0;
+  const end = u.slice(scheme + 3).search(/[/?#]/);
+  return (end < 0 || scheme + 3 + end > at) && u.slice(scheme + 3, at).includes(':') ? 1 : 0;
 }
 
 /** The last URL given to deckRequest, its path and its origin: a recording mostly calls one or a few URLs. */
@@ -563,6 +586,9 @@ function isRegularFile(file: string): boolean {
  * console.log(`${report.records} records, ${report.masked} values masked`)
  */
 export async function importRecordings(src: string, out: string, opts: ImportOptions = {}, internal: { chunkBytes?: number } = {}): Promise<ImportReport> {
+  // A misspelt option (`forse`, `skipbad`) would be dropped without a word, as createFetch's are not.
+  checkOptionNames(opts, IMPORT_OPTION_NAMES, 'importRecordings', 'docs/migrate.md');
+  refuseMissingSource(src);
   if (opts.from !== undefined && !IMPORT_FORMATS.includes(opts.from)) {
     throw new TapedeckError('E_ARG', `Unknown import format ${JSON.stringify(opts.from)}.`, { hint: `Use one of ${IMPORT_FORMATS.join(', ')} (--from).` });
   }
@@ -598,6 +624,8 @@ export async function importRecordings(src: string, out: string, opts: ImportOpt
   let text: string | undefined;
   const bytes = har ? readBytes(src) : undefined;
   if (bytes) {
+    // Before any decoding: a byte that is no UTF-8 would be imported as U+FFFD.
+    refuseNotUtf8(src, bytes, 'har');
     // Entry by entry, when the split of the file is sure (see har-split.ts).
     const split = splitHar(bytes);
     if (split) {
@@ -612,7 +640,11 @@ export async function importRecordings(src: string, out: string, opts: ImportOpt
     // The bytes read once (a pipe is not read again): decoded as readFileSync(src, 'utf8') decodes.
     text = bytes.toString('utf8');
   }
-  text ??= readBounded(src, WHOLE_RECORDING).toString('utf8');
+  if (text === undefined) {
+    const whole = readBounded(src, WHOLE_RECORDING);
+    refuseNotUtf8(src, whole, opts.from ?? formatByName(src));
+    text = whole.toString('utf8');
+  }
   const detected = opts.from ? { format: opts.from, parsed: undefined } : detectFormat(src, text);
   if (!detected) {
     throw new TapedeckError('E_IMPORT_FORMAT', `${src} is none of the recording formats import reads (HAR, VCR.py cassette, nock recording, mock-server fixtures, talkback tape); no tape written.`, {

@@ -28,3 +28,8 @@ export function headersOfOldRecording(_route: string, theirs: string, _mine: str
 export function streamOnOtherRoute(_route: string, _routes: ReadonlyMap<string, { readonly count: number }>, _recordedOn: (name: string, endpoint: { method: string; url: string }) => boolean): string | undefined {
   return undefined;
 }
+
+/** Always undefined in a page (see other-route.ts). */
+export function pathOnOtherRoute(_route: string, _other: string): string | undefined {
+  return undefined;
+}

@@ -102,6 +102,31 @@ export function headersOnOtherRoute(route: string, routes: ReadonlyMap<string, {
 }
 
 /**
+ * When this very request (the same key) is recorded under another path of the same operation
+ * (`other`: DeepSeek and others answer at both `/chat/completions` and `/v1/chat/completions`,
+ * so a base URL given with or without `/v1` moves every call), that is the difference, not the
+ * model or text of an unrelated recording on the request's own path. Undefined when `other` is
+ * the same path, another method, operation, host or set of filing headers.
+ *
+ * @example
+ * pathOnOtherRoute('POST /v1/chat/completions', 'POST /chat/completions')
+ * // 'this request was recorded at POST /chat/completions and is sent to POST /v1/chat/completions (the base URL's path changed?)'
+ */
+export function pathOnOtherRoute(route: string, other: string): string | undefined {
+  const mine = routeEndpoint(route);
+  const theirs = routeEndpoint(other);
+  const path = (url: string) => (url.includes('?') ? url.slice(0, url.indexOf('?')) : url);
+  if (mine.method !== theirs.method || path(mine.url) === path(theirs.url)) return undefined;
+  const a = partsAfter(route, mine);
+  const b = partsAfter(other, theirs);
+  if (a.headers !== b.headers || !sameHost(b.origin, a.origin)) return undefined;
+  const here = routeOf(mine);
+  const there = routeOf(theirs);
+  if (!here || !there || here.route.operation !== there.route.operation || here.model !== there.model) return undefined;
+  return `this request was recorded at ${theirs.method} ${path(theirs.url)} and is sent to ${mine.method} ${path(mine.url)} (the base URL's path changed?)`;
+}
+
+/**
  * When the request's route has no recordings but the same method and path were recorded with
  * another query, that is the difference: the query names and values that differ. A query
  * credential is its own case (Gemini's `?key=`, kept as `key=[REDACTED]` in the route): the

@@ -18,6 +18,7 @@ import { REDACT_INNER } from '../store/redact-options.ts';
 import { tapeTarget } from '../store/tape-target.ts';
 import { refuseLentCredentials } from './lend-guard.ts';
 import { checkPair, type TlsMaterial } from './tls.ts';
+import { ForwardRefusal, isAbsoluteForm } from './server-forward.ts';
 
 // RFC 9113 section 3.4: a client with prior knowledge opens with these 24 bytes. No HTTP/1.x
 // request starts with them ("PRI" is no method anyone sends).
@@ -220,7 +221,18 @@ export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
   const checkEvery = requestCheckInterval(requestTimeout);
   const serverOpts = { keepAliveTimeout: 65_000, requestTimeout, headersTimeout: Math.min(60_000, requestTimeout), connectionsCheckingInterval: checkEvery };
   // With TLS the port speaks HTTP/1.1 only (no HTTP/2 preface to tell apart on a TLS stream).
-  const server: Server = opts.tls ? createHttpsServer({ ...serverOpts, cert: opts.tls.cert, key: opts.tls.key }, handler) : createServer(serverOpts, handler);
+  // A client that takes the proxy for a forward one (HTTP_PROXY, curl -x) is told so, as is the log.
+  let listening = '';
+  const refusal = new ForwardRefusal(
+    () => listening,
+    (m) => (opts.onWarning ? opts.onWarning(m) : process.stderr.write(`tapedeck: ${m}\n`)),
+  );
+  const front = (req: IncomingMessage, res: ServerResponse): void => {
+    if (isAbsoluteForm(req.url)) refusal.request(req, res);
+    else handler(req, res);
+  };
+  const server: Server = opts.tls ? createHttpsServer({ ...serverOpts, cert: opts.tls.cert, key: opts.tls.key }, front) : createServer(serverOpts, front);
+  server.on('connect', (req: IncomingMessage, socket: Socket) => refusal.connect(req, socket));
   // Realtime sessions: WebSocket upgrades on a provider's realtime route (docs/realtime.md).
   server.on('upgrade', handler.upgrade);
   // A client that asks before it sends its body (Expect: 100-continue) and declares one over
@@ -229,7 +241,7 @@ export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
   const maxBody = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     if (!(Number(req.headers['content-length']) > maxBody)) res.writeContinue();
-    handler(req, res);
+    front(req, res);
   });
   const slowH2 = http2RequestTimeout(requestTimeout, checkEvery);
   // The compatibility API gives the handler request and response objects of the same shape.
@@ -267,6 +279,7 @@ export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
   }
   const addr = server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  listening = `${opts.tls ? 'https' : 'http'}://${host}:${addr.port}`;
   let closing: Promise<void> | undefined;
   return {
     server,

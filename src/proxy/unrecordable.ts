@@ -18,12 +18,12 @@ const UNREACHABLE = new Set(['E_UPSTREAM', 'E_UPSTREAM_TIMEOUT']);
  * @example
  * catch (e) { throw unrecordedMiss(deck, decision.miss, e) }
  */
-export function unrecordedMiss(_d: Deck, miss: TapedeckError | undefined, e: unknown): unknown {
+export function unrecordedMiss(d: Deck, miss: TapedeckError | undefined, e: unknown): unknown {
   if (!miss || !(e instanceof TapedeckError) || !UNREACHABLE.has(e.code)) return e;
   // The upstream error's own hint (check --upstream, replay) is not what this user needs.
   const said = e.hint ? e.message.slice(0, e.message.length - e.hint.length - 1) : e.message;
   const why = said.replace(/\.$/, '').replace(/; nothing was recorded$/, '');
-  return unrecordable(miss, `${why.charAt(0).toLowerCase()}${why.slice(1)}`);
+  return unrecordable(d.explained(miss), `${why.charAt(0).toLowerCase()}${why.slice(1)}`);
 }
 
 /**
@@ -48,7 +48,7 @@ export async function unrecordedByKey(d: Deck, miss: TapedeckError | undefined, 
   }
   said = said.replace(/\s+/g, ' ').trim();
   if (said.length > 120) said = `${said.slice(0, 117)}...`;
-  return unrecordable(miss, `the upstream refused the API key (${up.status}${said ? `: ${said}` : ''})`);
+  return unrecordable(d.explained(miss), `the upstream refused the API key (${up.status}${said ? `: ${said}` : ''})`);
 }
 
 /**

@@ -15,6 +15,13 @@
  * decision is made from the tape's own contents, never from this process's memory, so a tape that
  * several processes share never loses another process's entries. Records that are not replay
  * records (a ReplayCache sharing the tape) are always kept.
+ *
+ * Secrets never reach the tape unless the caller asks (`redact: { keepSecrets: true }`), as with
+ * every other writer: a record's body is redacted as a recorded answer's is, its query (a user's
+ * question, which may hold a pasted key) and meta as text and values are. Masks are keyed under
+ * the tape's salt, so two queries stay two. The query an entry is filed under is the masked one,
+ * in memory too: a replay asked with the query as sent finds its entry before and after a
+ * restart alike. The bytes served before a restart are those put; after it, those on the tape.
  */
 
 import { TapedeckError } from '../errors.ts';
@@ -23,6 +30,8 @@ import { TapeBackend } from '../store/backends/tape.ts';
 import { RecordCollection } from '../store/collection.ts';
 import { REPLAY_RECORD_KIND, replayRecords, type ReplayTapeRecord } from '../store/records.ts';
 import type { TapeLockOptions } from '../store/tape-file.ts';
+import { redactor, type RedactOptions, type Redactor } from '../store/redact.ts';
+import { checkRedactOptions } from '../store/redact-options.ts';
 import type { ReplaySource } from './handler.ts';
 import { entryOf, ReplayStore, type ReplayEntry, type ReplayLookup, type ReplayPut, type ReplayStoreOptions, type ReplayStoreStats } from './store.ts';
 
@@ -35,6 +44,11 @@ export interface DurableReplayOptions extends ReplayStoreOptions {
   lock?: TapeLockOptions;
   /** Compact once the tape holds more replay records than this (default max(2 × maxEntries, 1024)). */
   compactAfter?: number;
+  /**
+   * Secret redaction before a record is written (src/store/redact.ts), as for ReplayCache: more
+   * header, field and query names, or `keepSecrets: true` for a tape that never leaves the machine.
+   */
+  redact?: RedactOptions;
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -52,10 +66,11 @@ function fromRecord(v: Record<string, unknown>): ReplayEntry | string {
   }
 }
 
-function toRecord(e: ReplayEntry): ReplayTapeRecord {
-  const r: ReplayTapeRecord = { v: 1, kind: REPLAY_RECORD_KIND, token: e.token, query: e.query, documentId: e.documentId, body: e.body, contentType: e.contentType, createdAt: e.createdAt };
-  if (e.meta) r.meta = e.meta as Record<string, unknown>;
-  return r;
+/** The record of an entry (its query masked already), its body and meta redacted. */
+function toRecord(e: ReplayEntry, r: Redactor): ReplayTapeRecord {
+  const rec: ReplayTapeRecord = { v: 1, kind: REPLAY_RECORD_KIND, token: e.token, query: e.query, documentId: e.documentId, body: r.bytes(e.body, e.contentType), contentType: e.contentType, createdAt: e.createdAt };
+  if (e.meta) rec.meta = r.value(e.meta as Record<string, unknown>);
+  return rec;
 }
 
 /**
@@ -80,6 +95,8 @@ export class DurableReplayStore implements ReplaySource {
   private tapeRecords = 0;
   private compacting: Promise<unknown> | undefined;
   private closed = false;
+  /** Masks what is written, keyed under the tape's salt (set once the tape is open). */
+  private redactor: Redactor | undefined;
 
   private constructor(path: string, memory: ReplayStore, opts: DurableReplayOptions) {
     this.path = path;
@@ -102,13 +119,15 @@ export class DurableReplayStore implements ReplaySource {
     if (typeof path !== 'string' || path === '') {
       throw new TapedeckError('E_ARG', 'DurableReplayStore.open needs the path of a tape.', { hint: "e.g. DurableReplayStore.open('var/replays.tape')" });
     }
-    const { durable, lock, compactAfter: _c, ...memOpts } = opts;
+    const { durable, lock, compactAfter: _c, redact, ...memOpts } = opts;
+    checkRedactOptions(redact);
     const memory = new ReplayStore(memOpts);
     const store = new DurableReplayStore(path, memory, opts);
     if (!memory.enabled) return store;
     // 'update': serve what is there, append what is new, remove only by compaction.
     const col = await RecordCollection.open(new TapeBackend(path, { lock }), { mode: 'update', kind: replayRecords, durable: durable !== false });
     store.col = col;
+    store.redactor = redactor({ ...redact, salt: col.backend.salt });
     store.warnings.push(...col.warnings);
     // File order: later records for the same (token, query) replace earlier ones.
     for (const { value: v, at } of col.entries()) {
@@ -119,7 +138,8 @@ export class DurableReplayStore implements ReplaySource {
         continue;
       }
       try {
-        memory.insert(e);
+        // Filed under its masked query, as puts are (a tape written before queries were masked).
+        memory.insert({ ...e, query: store.queryOf(e.query) });
       } catch (err) {
         if (!(err instanceof TapedeckError)) throw err;
         store.warnings.push({ code: err.code, offset: at ?? 0, message: err.message });
@@ -149,9 +169,10 @@ export class DurableReplayStore implements ReplaySource {
    */
   async put(p: ReplayPut): Promise<ReplayEntry> {
     if (this.closed) throw new TapedeckError('E_ARG', `The replay store on ${this.path} is closed.`, { file: this.path, hint: 'Open it again to store more.' });
-    const entry = this.memory.put(p);
+    // Filed under the masked query (a query that is no string is refused by memory.put).
+    const entry = this.memory.put(p !== null && typeof p === 'object' && typeof p.query === 'string' ? { ...p, query: this.queryOf(p.query) } : p);
     if (!this.col) return entry;
-    await this.col.append(`${entry.token}\u0000${entry.query}`, toRecord(entry));
+    await this.col.append(`${entry.token}\u0000${entry.query}`, toRecord(entry, this.redactor!));
     this.tapeRecords++;
     if (this.tapeRecords > this.compactAfter && !this.compacting) {
       this.compacting = this.compactNow()
@@ -230,7 +251,7 @@ export class DurableReplayStore implements ReplaySource {
    * const e = replays.get(token, query)
    */
   get(token: string, query: string): ReplayEntry | undefined {
-    return this.memory.get(token, query);
+    return this.memory.get(token, this.queryOf(query));
   }
 
   /**
@@ -240,7 +261,7 @@ export class DurableReplayStore implements ReplaySource {
    * replays.lookup(token, query, documentId).status // 'found' | 'unknown-token' | ...
    */
   lookup(token: string, query: string, documentId: string): ReplayLookup {
-    return this.memory.lookup(token, query, documentId);
+    return this.memory.lookup(token, this.queryOf(query), documentId);
   }
 
   /**
@@ -250,7 +271,16 @@ export class DurableReplayStore implements ReplaySource {
    * replays.has(token, query)
    */
   has(token: string, query: string): boolean {
-    return this.memory.has(token, query);
+    return this.memory.has(token, this.queryOf(query));
+  }
+
+  /**
+   * The query an entry is filed under: credential-looking text and secret members in it masked
+   * (keyed under the tape's salt, so the same query always maps to the same mask). As given with
+   * no tape (replay disabled) or when it is no string (the memory store refuses it).
+   */
+  private queryOf(query: string): string {
+    return this.redactor !== undefined && typeof query === 'string' ? this.redactor.text(query) : query;
   }
 
   /**

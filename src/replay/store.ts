@@ -331,6 +331,19 @@ export class ReplayStore {
   }
 
   /**
+   * The live slot for (token, query), or undefined when either is not what put() issues: slots
+   * are keyed by token + query, so only a token of exactly 64 characters keeps the pair
+   * unambiguous (a 66-character "token" and a shorter query would name another entry).
+   */
+  private slotOf(token: string, query: string, now: number): Slot | undefined {
+    if (typeof token !== 'string' || token.length !== 64 || typeof query !== 'string') {
+      this.expire(now);
+      return undefined;
+    }
+    return this.live(token + query, now);
+  }
+
+  /**
    * The entry stored for (token, query), or undefined (also when expired). A hit makes it the
    * most recently used. The body returned is a copy: nothing a caller does changes what is
    * replayed next.
@@ -339,8 +352,7 @@ export class ReplayStore {
    * const e = store.get(token, 'what is 2+2?'); if (e) res.end(e.body)
    */
   get(token: string, query: string): ReplayEntry | undefined {
-    const id = token + query;
-    const slot = typeof token === 'string' && token.length === 64 && typeof query === 'string' ? this.live(id, this.now()) : undefined;
+    const slot = this.slotOf(token, query, this.now());
     if (!slot) {
       this.counts.misses++;
       return undefined;
@@ -357,7 +369,7 @@ export class ReplayStore {
    * if (!store.has(token, query)) console.warn('replay for this query is gone')
    */
   has(token: string, query: string): boolean {
-    return this.live(token + query, this.now()) !== undefined;
+    return this.slotOf(token, query, this.now()) !== undefined;
   }
 
   /**
@@ -369,9 +381,7 @@ export class ReplayStore {
    * const r = store.lookup(token, query, documentId); if (r.status === 'found') send(r.entry.body)
    */
   lookup(token: string, query: string, documentId: string): ReplayLookup {
-    const now = this.now();
-    const id = token + query;
-    const slot = this.live(id, now);
+    const slot = this.slotOf(token, query, this.now());
     const tok = this.tokens.get(token);
     if (tok === undefined) {
       this.counts.misses++;
@@ -397,8 +407,7 @@ export class ReplayStore {
    * store.delete(token, 'q')
    */
   delete(token: string, query: string): boolean {
-    const id = token + query;
-    const slot = this.live(id, this.now());
+    const slot = this.slotOf(token, query, this.now());
     if (!slot) return false;
     this.remove(slot);
     return true;

@@ -513,6 +513,9 @@ export class RecordCollection<R> {
     this.filingEntry = undefined;
     if (keys === undefined) {
       this.otherKinds++;
+      // A record with no kind is ReplayCache's (docs/tape-format.md): counted apart, so a miss of
+      // createFetch or the proxy on a tape of those can say what the tape holds and what serves it.
+      if (stored.head(KIND_FIELD).kind === undefined) this.cacheRecords++;
       return false;
     }
     if (decoded?.bad) return false;
@@ -702,6 +705,9 @@ export class RecordCollection<R> {
    * ReplayCache tape, MCP or realtime ones): a miss on a store that has only those says so.
    */
   otherKinds = 0;
+
+  /** Of {@link otherKinds}, the ReplayCache records (records with no `kind`). */
+  cacheRecords = 0;
 
   /** Number of recordings of this kind (loaded and appended; bad ones not counted once found). */
   get size(): number {
@@ -1546,6 +1552,7 @@ const RUN_FIELD: readonly string[] = ['run'];
 const KIND_KEY_FIELDS: readonly string[] = ['kind', 'key'];
 const REPEAT_FIELDS: readonly string[] = ['repeat', 'test'];
 const TEST_FIELD: readonly string[] = ['test'];
+const KIND_FIELD: readonly string[] = ['kind'];
 
 /**
  * The run a test's n-th retry (n >= 1) writes under, in the run `run`: its record writers

@@ -178,6 +178,26 @@ function redactForm(text: string, r: Redactor): string {
     .join('&');
 }
 
+/**
+ * A body's JSON parse when it is a JSON object or array (UTF-8), else undefined. A form's text
+ * (`a=1&b=2`) never parses as one, so real forms are keyed and stored as they were.
+ *
+ * @example
+ * jsonDocument(Buffer.from('{"model":"m"}')) // { value: { model: 'm' } }
+ * jsonDocument(Buffer.from('model=m'))        // undefined
+ */
+export function jsonDocument(body: Uint8Array): { value: unknown } | undefined {
+  let i = 0;
+  while (i < body.length && (body[i] === 0x20 || body[i] === 0x0a || body[i] === 0x0d || body[i] === 0x09)) i++;
+  if (body[i] !== 0x7b && body[i] !== 0x5b) return undefined;
+  try {
+    const value: unknown = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body));
+    return value !== null && typeof value === 'object' ? { value } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** What the engine keys and stores for a non-JSON body. */
 export interface NormalizedBody {
   /** Bytes that take part in the request key: normalized and redacted. */
@@ -196,7 +216,8 @@ function isTextual(contentType: string): boolean {
  *   masked, credential-looking text masked in every part; part headers and contents are kept
  *   otherwise, so a different file gives a different key and a new boundary does not;
  * - a form (`application/x-www-form-urlencoded`, or text that starts as one does): secret
- *   fields' values masked;
+ *   fields' values masked; a JSON object or array labelled as a form is masked as JSON is
+ *   (secret members at any depth, credential-looking strings, names included);
  * - anything else: credential-looking text masked (in binary bodies too: an ASCII key inside a
  *   file is still a key).
  * A multipart body that does not parse is keyed and stored as its (masked) bytes.
@@ -217,6 +238,14 @@ export function normalizeBody(headers: Headers, body: Uint8Array, r: Redactor): 
     }
   }
   if (/x-www-form-urlencoded/i.test(ct)) {
+    // JSON sent with a form's label (curl -d, axios given a string, a fetch so labelled): the
+    // API reads JSON, so its secrets are JSON's, masked as a JSON body's are. Read as a form it
+    // was one field named after the whole text, and nothing in it was masked.
+    const json = r.keepSecrets ? undefined : jsonDocument(body);
+    if (json !== undefined) {
+      const bytes = r.bytes(body, 'application/json', { parsed: json });
+      return { bytes, stored: new TextDecoder().decode(bytes) };
+    }
     const masked = r.keepSecrets ? text : redactForm(text, r);
     const bytes = latin1Bytes(masked);
     return { bytes, stored: new TextDecoder().decode(bytes) };

@@ -5,6 +5,10 @@ export function convertedLineEndings(_buf: Uint8Array): 'LF to CRLF' | 'CRLF to 
   return undefined;
 }
 
-export function convertedTape(_file: string, _how: string): TapedeckError {
+export function withoutAddedCRs(_buf: Uint8Array, _from: number, _n: number): { bytes: Uint8Array; end: number } | undefined {
+  return undefined;
+}
+
+export function convertedTape(_file: string, _how: string, _at?: number): TapedeckError {
   throw new Error('unreachable in a page');
 }

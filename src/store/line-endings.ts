@@ -1,6 +1,7 @@
 /**
  * A tape whose line endings were converted (git's core.autocrlf, an editor, an archiver), read
- * off its magic bytes, and the error that says so. Browser builds take line-endings.browser.ts:
+ * off its magic bytes or, for git's conversion, which leaves them alone, off its records, and
+ * the error that says so. Browser builds take line-endings.browser.ts:
  * a page reads tapes it fetched, and its bundle has a budget.
  */
 import { TapedeckError } from '../errors.ts';
@@ -24,16 +25,46 @@ export function convertedLineEndings(buf: Uint8Array): 'LF to CRLF' | 'CRLF to L
 }
 
 /**
+ * The `n` bytes from `from` as they were before git's LF-to-CRLF conversion, and where they end
+ * in `buf`; undefined when `buf` ends first. git (`*.tape text eol=crlf`, core.autocrlf) puts a
+ * CR only before an LF that had none, so the magic bytes' own CR LF stay as they were and show
+ * nothing: the records holding an LF byte are what changed, each CR before an LF is dropped to
+ * read them back. (A CR LF of the record's own is dropped too: that record then does not read
+ * back, another one may.)
+ *
+ * @example
+ * withoutAddedCRs(Buffer.from('a\r\nb'), 0, 3) // { bytes: 'a\nb', end: 4 }
+ */
+export function withoutAddedCRs(buf: Uint8Array, from: number, n: number): { bytes: Uint8Array; end: number } | undefined {
+  if (n > buf.length - from) return undefined;
+  const bytes = new Uint8Array(n);
+  let o = 0;
+  let i = from;
+  for (; o < n && i < buf.length; i++) {
+    const b = buf[i]!;
+    if (b === 0x0d && buf[i + 1] === 0x0a) continue;
+    bytes[o++] = b;
+  }
+  return o === n ? { bytes, end: i } : undefined;
+}
+
+/**
  * The error for a tape whose line endings were converted: every frame changed alike; pruning
- * would drop most records.
+ * would drop most records. `at`: the byte of a record that reads back whole once the conversion
+ * is undone, when the magic bytes did not show it (git's LF to CRLF).
  *
  * @example
  * throw convertedTape('chat.tape', 'LF to CRLF')
+ * throw convertedTape('chat.tape', 'LF to CRLF', 113)
  */
-export function convertedTape(file: string, how: string): TapedeckError {
-  return new TapedeckError('E_TAPE_CORRUPT', `${file} had its line endings converted (${how}): its magic bytes show it, and every record holding such a byte was changed the same way.`, {
+export function convertedTape(file: string, how: string, at?: number): TapedeckError {
+  const shown =
+    at === undefined
+      ? 'its magic bytes show it'
+      : `the record at byte ${at} reads back whole once the CR put before each LF is dropped (git adds one only where an LF had none, so the magic bytes do not show it)`;
+  return new TapedeckError('E_TAPE_CORRUPT', `${file} had its line endings converted (${how}): ${shown}, and every record holding such a byte was changed the same way.`, {
     file,
-    offset: 5,
+    offset: at ?? 5,
     what: `line endings converted (${how})`,
     converted: true,
     hint: 'Undo the conversion: restore the tape from version control with "*.tape -text" in .gitattributes (npx tapedeck init adds it), or unpack it again without text conversion. Do not prune it: that would drop every changed record.',

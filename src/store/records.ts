@@ -442,6 +442,8 @@ export const replayRecords: RecordKind<ReplayTapeRecord> = {
 };
 
 const JSON_TYPE = /^application\/(?:[\w.+-]*\+)?json\s*(?:;|$)/i;
+/** A JSON type that frames a stream of JSON lines, not one document (Cohere's v1 chat stream). */
+const JSON_LINES_TYPE = /^application\/stream\+json\s*(?:;|$)/i;
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
@@ -470,7 +472,7 @@ const GOOD_ANSWER: { problem: undefined; parsed: undefined } = Object.freeze({ p
 export function checkedAnswer(response: HttpRecord['response'], ascii?: string): { problem: string | undefined; parsed: { value: unknown } | undefined } {
   const ct = response.headers['content-type'];
   const type = Array.isArray(ct) ? ct[0] : ct;
-  if (type === undefined || !JSON_TYPE.test(type) || response.body.length === 0) return GOOD_ANSWER;
+  if (type === undefined || !JSON_TYPE.test(type) || JSON_LINES_TYPE.test(type) || response.body.length === 0) return GOOD_ANSWER;
   let text: string;
   if (ascii !== undefined && ascii.length === response.body.length) text = ascii;
   else {
@@ -499,7 +501,7 @@ export function answerFraming(response: HttpRecord['response']): string {
   const type = (Array.isArray(ct) ? ct[0] : ct)?.toLowerCase() ?? '';
   const kind = type.startsWith('text/event-stream')
     ? 'sse'
-    : /ndjson|jsonl|jsonlines/.test(type)
+    : /ndjson|jsonl|jsonlines|^application\/stream\+json/.test(type)
       ? 'ndjson'
       : type.startsWith('application/vnd.amazon.eventstream')
         ? 'eventstream'

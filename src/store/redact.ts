@@ -26,8 +26,9 @@
  *
  * Two kinds of masks, because requests are keyed from what is stored (docs/matching.md):
  * - a provider credential (the credential headers, Google's `?key=`, Azure's `?api-key=`,
- *   SigV4's query signature) becomes `[REDACTED]`: it never takes part in a key, so recordings
- *   made with one developer's key replay with another's;
+ *   SigV4's query signature, in the request's own URL) becomes `[REDACTED]`: it never takes part
+ *   in a key, so recordings made with one developer's key replay with another's (the same
+ *   parameter of a URL pasted into a prompt is keyed, below: there it is what the user wrote);
  * - every other masked value (a `?token=`, a `client_secret` member, a key pasted into a prompt)
  *   still decides the answer: it becomes `[REDACTED:<16 hex>]`, the first 64 bits of
  *   HMAC-SHA256 under the store's random salt (kept in the tape header), so two values stay two
@@ -226,10 +227,12 @@ const NON_ASCII = /[^\x00-\x7f]/;
 const URL_WITH_QUERY = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>\\?]*\?[^\s"'<>\\]+/gi;
 /**
  * A relative URL with a query, standing alone (a `Location`, a JSON answer's `next`): a path from
- * `/` or a bare `?query`, no white space before the query. Only such a whole string is read as
- * one: prose that merely holds a `/` is left alone.
+ * `/` or a bare `?query`, and no white space anywhere. Only such a whole string is read as one:
+ * prose that merely holds a `/`, or begins with `?key=` (a question, an answer about the
+ * parameter), is left alone; read as a URL it lost everything after `key=`. RELATIVE_URL_LITERAL
+ * (the live key's test) rejects white space too, so both judge a text alike.
  */
-const RELATIVE_URL = /^(?:\/[^\s?#]*)?\?/;
+const RELATIVE_URL = /^(?:\/[^\s?#]*)?\?\S*$/;
 /** A JSON string literal that may be such a URL (`"/v1/files?after=…"`, `"\/done?…"`, `"?token=…"`). */
 const RELATIVE_URL_LITERAL = /"((?:\\?\/|\?)[^"\s]*)"/g;
 /** `&`, `=` and `?` as JSON escapes (Go writes `&` as `\u0026`): a URL's query only its parse shows. */
@@ -348,6 +351,21 @@ export function credentialMatches(s: string): { index: number; text: string }[] 
 
 /** Whether a string is one of redaction's masks (`[REDACTED]`, `[REDACTED:<16 hex>]`). */
 export const isMask = (v: string): boolean => v === REDACTED || WHOLE_MASK.test(v);
+
+/**
+ * Another tool's placeholder for a secret it kept out (VCR.py's `filter_headers` writes the
+ * string it is given, `REDACTED` or `DUMMY` most often; others write `***`, `<API_KEY>`,
+ * `Bearer XXXX`): no secret, though redaction masks it again. An import counts only the values
+ * that were secrets as masked, so such a value is not counted.
+ *
+ * @example
+ * isOtherToolMask('Bearer REDACTED') // true
+ * isOtherToolMask('sk-proj-abc123') // false
+ */
+export const isOtherToolMask = (v: string): boolean => isMask(v) || OTHER_TOOL_MASK.test(v);
+
+/** A placeholder word, bracketed or not, after an optional auth scheme; or no letter or digit at all (`***`). */
+const OTHER_TOOL_MASK = /^(?:(?:bearer|basic|token|apikey)\s+)?(?:[<[({*"']*\s*(?:redacted|dummy|filtered|removed|hidden|masked|secret|placeholder|fake|none|null|x{3,}|api[_-]?key|(?:your|my|fake|test|dummy)[_-]?(?:api[_-]?)?(?:key|token))\s*[>\])}*"']*|[^a-z0-9]+)$/i;
 
 /**
  * `judge`, with each name's answer kept: up to 4096 names, since names come from the traffic.
@@ -602,9 +620,11 @@ export function redactor(opts: RedactOptions = {}): Redactor {
    */
   const urlsIn = (s: string): string => {
     if (s.indexOf('?') < 0) return s;
-    const t = RELATIVE_URL.test(s) ? query(s) : s;
-    return t.indexOf('://') < 0 ? t : t.replace(URL_WITH_QUERY, query);
+    const t = RELATIVE_URL.test(s) ? query(s, true) : s;
+    return t.indexOf('://') < 0 ? t : t.replace(URL_WITH_QUERY, urlInText);
   };
+  /** query() of a URL standing in a text (a replace callback: its offset argument is no `inText`). */
+  const urlInText = (u: string): string => query(u, true);
 
   /**
    * Whether a text (a body as sent) holds a URL with a secret query parameter, or may hold one
@@ -612,12 +632,15 @@ export function redactor(opts: RedactOptions = {}): Redactor {
    * it is keyed, as it is before it is stored.
    */
   const secretUrlIn = (s: string): boolean => {
+    // The whole text a relative URL (a text body, not JSON), as urlsIn() reads it.
+    const c0 = s.charCodeAt(0);
+    if ((c0 === 0x2f || c0 === 0x3f) && RELATIVE_URL.test(s) && query(s, true) !== s) return true;
     // A string literal that is a relative URL (an escape in it: judged on the parse).
     if (s.indexOf('"/') >= 0 || s.indexOf('"\\/') >= 0 || s.indexOf('"?') >= 0) {
       RELATIVE_URL_LITERAL.lastIndex = 0;
       for (let m = RELATIVE_URL_LITERAL.exec(s); m !== null; m = RELATIVE_URL_LITERAL.exec(s)) {
         const u = m[1]!;
-        if (u.indexOf('?') >= 0 && (u.indexOf('\\') >= 0 || query(u) !== u)) {
+        if (u.indexOf('?') >= 0 && (u.indexOf('\\') >= 0 || query(u, true) !== u)) {
           RELATIVE_URL_LITERAL.lastIndex = 0;
           return true;
         }
@@ -630,14 +653,22 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     if (s.indexOf('?') < 0) return false;
     // From the start: an exec loop left early keeps its place in the shared expression.
     URL_WITH_QUERY.lastIndex = 0;
-    for (let m = URL_WITH_QUERY.exec(s); m !== null; m = URL_WITH_QUERY.exec(s)) if (query(m[0]) !== m[0]) return true;
+    for (let m = URL_WITH_QUERY.exec(s); m !== null; m = URL_WITH_QUERY.exec(s)) if (query(m[0], true) !== m[0]) return true;
     return false;
   };
 
-  const url = (u: string): string => (keep ? u : text(query(u)));
+  const url = (u: string): string => (keep ? u : text(query(u, false)));
 
-  /** A URL with its secret query parameters masked: credentials plainly, other secrets keyed. */
-  const query = (u: string): string => {
+  /**
+   * A URL with its secret query parameters masked: other secrets keyed; credentials (`?key=`,
+   * `?api-key=`, `?sig=`) plainly in the request's own URL (`inText` false: the client's key, not
+   * part of the request, so a tape replays with another's), keyed in a URL inside a text
+   * (`inText`: a prompt, an answer, a JSON value), where the value is what the user wrote: a plain
+   * mask made two prompts differing only in it one request, and replay swapped their answers.
+   * An empty value in a text is kept: nothing secret, and a mask would change prose
+   * (`?key=&foo`).
+   */
+  const query = (u: string, inText: boolean): string => {
     const q = u.indexOf('?');
     if (q < 0) return u;
     const hashAt = u.indexOf('#', q);
@@ -646,9 +677,10 @@ export function redactor(opts: RedactOptions = {}): Redactor {
       const eq = p.indexOf('=');
       if (eq < 0) return p;
       const kind = queryKind(p.slice(0, eq));
-      if (kind === CREDENTIAL_NAME) return `${p.slice(0, eq)}=${encodeURIComponent(REDACTED)}`;
+      if (kind === CREDENTIAL_NAME && !inText) return `${p.slice(0, eq)}=${encodeURIComponent(REDACTED)}`;
       if (kind === PLAIN_NAME) return p;
       const raw = p.slice(eq + 1);
+      if (inText && raw === '') return p;
       let shown = raw;
       try {
         shown = decodeURIComponent(raw);
@@ -681,6 +713,58 @@ export function redactor(opts: RedactOptions = {}): Redactor {
 
   const masks = (k: string, x: unknown) => x != null && x !== '' && typeof x !== 'boolean' && secretField(k);
 
+  /**
+   * A member name with the credentials in it masked (`{"xai-…": 1}`: a key used as a name reaches
+   * the tape as surely as one used as a value); the same string for the rest. Names shorter than
+   * a credential's token are passed over at once.
+   */
+  const memberName = (k: string): string => {
+    if (k.length < 16) return k;
+    // Judged once per name, as field names are (bodies repeat theirs; a long plain name such as
+    // `max_completion_tokens` is a token run the credential patterns are tried on). Bounded.
+    let n = memberNames.get(k);
+    if (n === undefined) {
+      n = credentials(k);
+      if (memberNames.size < 4096) memberNames.set(k, n);
+    }
+    return n;
+  };
+  const memberNames = new Map<string, string>();
+  /**
+   * A masked member name that no other member of the object holds: with a salt, two keys give two
+   * keyed masks, but a store without one masks both as `[REDACTED]`, and an object's member may
+   * already be named so. Two members made one would make two different requests one (and drop a
+   * value), so a taken name gets `#2`, `#3`, ... after it.
+   */
+  const freeName = (name: string, taken: (n: string) => boolean): string => {
+    if (!taken(name)) return name;
+    let i = 2;
+    while (taken(`${name}#${i}`)) i++;
+    return `${name}#${i}`;
+  };
+  /** Whether an object has a member whose name holds a credential (see memberName). */
+  const credentialNamed = (keys: readonly string[]): boolean => {
+    if (!scan) return false;
+    for (const k of keys) if (k.length >= 16 && memberName(k) !== k) return true;
+    return false;
+  };
+  /**
+   * A copy of an object with its members' names masked (memberName), in their order, each value
+   * as `valueOf` gives it.
+   */
+  const renamed = (obj: Record<string, unknown>, keys: readonly string[], valueOf: (k: string, x: unknown) => unknown): Record<string, unknown> => {
+    const out: Record<string, unknown> = {};
+    // Names kept as they are hold their place first: a masked name must not take one of them.
+    const kept = new Set<string>();
+    for (const k of keys) if (memberName(k) === k) kept.add(k);
+    for (const k of keys) {
+      const n = memberName(k);
+      const name = n === k ? k : freeName(n, (c) => kept.has(c) || Object.prototype.hasOwnProperty.call(out, c));
+      out[name] = valueOf(k, obj[k]);
+    }
+    return out;
+  };
+
   /** A full copy of a deep plain value, redacted, without recursion. */
   const deep = (root: unknown): unknown => {
     const leaf = (x: unknown): { done: true; v: unknown } | { done: false } =>
@@ -707,22 +791,32 @@ export function redactor(opts: RedactOptions = {}): Redactor {
       const proto = Object.getPrototypeOf(src) as unknown;
       const d = dst as Record<string, unknown>;
       if (proto !== Object.prototype && proto !== null) continue; // left empty: not plain data
-      for (const [k, x] of Object.entries(src as Record<string, unknown>)) {
+      const srcObj = src as Record<string, unknown>;
+      const keys = Object.keys(srcObj);
+      // Members named with a credential: their names masked, as value() masks them.
+      const names = credentialNamed(keys) ? Object.keys(renamed(srcObj, keys, () => undefined)) : keys;
+      keys.forEach((k, i) => {
+        const x = srcObj[k];
+        const name = names[i]!;
         if (masks(k, x)) {
-          d[k] = maskValue(x);
-          continue;
+          d[name] = maskValue(x);
+          return;
         }
         const l = leaf(x);
-        if (l.done) d[k] = l.v;
+        if (l.done) d[name] = l.v;
         else {
           const c: unknown = Array.isArray(x) ? [] : {};
-          d[k] = c;
+          d[name] = c;
           stack.push([x, c]);
         }
-      }
+      });
     }
     return out;
   };
+
+  /** A member's value as value() stores it (by its name: masked, a base64 file read, or redacted within). */
+  const memberValue = (obj: Record<string, unknown>, k: string, x: unknown, depth: number): unknown =>
+    masks(k, x) ? maskValue(x) : k === 'data' && typeof x === 'string' && scan ? text(file(x, mediaOf(obj))) : value(x, depth + 1);
 
   const value = (v: unknown, depth: number): unknown => {
     if (typeof v === 'string') return text(v);
@@ -750,10 +844,13 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     }
     if (proto !== Object.prototype && proto !== null) return v; // Dates, typed arrays, user classes
     const obj = v as Record<string, unknown>;
+    const keys = Object.keys(obj);
+    // Rare (a key used as a member's name): a closure per object only then, off the hot path.
+    if (credentialNamed(keys)) return renamed(obj, keys, (k, x) => memberValue(obj, k, x, depth));
     let out: Record<string, unknown> | undefined;
-    for (const k of Object.keys(obj)) {
+    for (const k of keys) {
       const x = obj[k];
-      const r = masks(k, x) ? maskValue(x) : k === 'data' && typeof x === 'string' && scan ? text(file(x, mediaOf(obj))) : value(x, depth + 1);
+      const r = memberValue(obj, k, x, depth);
       if (r !== x && !out) out = { ...obj };
       if (out) out[k] = r;
     }
@@ -772,7 +869,8 @@ export function redactor(opts: RedactOptions = {}): Redactor {
       const o = v as Record<string, unknown>;
       for (const k of Object.keys(o)) {
         const x = o[k];
-        if (masks(k, x)) return true;
+        // A name holding a credential is masked by value() too (renamed, so two stay two).
+        if (masks(k, x) || (scan && k.length >= 16 && memberName(k) !== k)) return true;
         if (x !== null && typeof x === 'object') stack.push(x);
       }
     }
@@ -788,7 +886,8 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     // on the parse, not the text: a name can be spelled with escapes, doubled separators or
     // letters that lowercase to ASCII ones (`api\u005fkey`, `api__key`, a Kelvin sign for k),
     // which a scan of the text for the names missed.
-    const json = contentType === undefined ? /^\s*[[{]/.test(whole) : /[/+]json\b/i.test(contentType);
+    // application/stream+json (Cohere's v1 chat stream) is lines of JSON, read as NDJSON is.
+    const json = contentType === undefined ? /^\s*[[{]/.test(whole) : /[/+]json\b/i.test(contentType) && !/\/stream\+json\b/i.test(contentType);
     let judged = false;
     if (json) {
       let doc = known?.parsed;
@@ -831,6 +930,9 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     }
   };
 
+  /** A secret header's value masked, an empty one kept (see headers()). */
+  const headerMask = (x: string | number): string => (x === '' ? '' : mask(String(x)));
+
   // Named: a base64 file's `.env` lines are masked by this redactor's own names (file()).
   const self: Redactor = {
     keepSecrets: keep,
@@ -847,7 +949,9 @@ export function redactor(opts: RedactOptions = {}): Redactor {
         if (x === undefined) continue;
         const kind = headerKind(k);
         if (kind === CREDENTIAL_NAME) out[k] = Array.isArray(x) ? x.map(() => REDACTED) : REDACTED;
-        else if (kind === SECRET_NAME) out[k] = Array.isArray(x) ? x.map((y) => mask(String(y))) : mask(String(x));
+        // An empty value is no secret (the Mistral SDK sends `cookie: ""`): kept, so a tape holds
+        // no mask that `tapedeck rerecord` would take for a secret it cannot send again.
+        else if (kind === SECRET_NAME) out[k] = Array.isArray(x) ? x.map(headerMask) : headerMask(x);
         // A redirect's `Location` may be relative to the request (`done?token=…`, no leading `/`).
         else if (isLocation(k)) out[k] = typeof x === 'string' ? url(x) : Array.isArray(x) ? x.map(url) : x;
         else out[k] = typeof x === 'string' ? text(x) : Array.isArray(x) ? x.map(text) : x;

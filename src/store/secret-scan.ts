@@ -5,7 +5,8 @@
  * read: JSON, text, server-sent events and NDJSON line by line, AWS event-stream frames and the
  * base64 JSON chunks inside them. It reports
  *   - the credential formats redaction masks (redact.ts, credentialMatches): bearer and basic
- *     tokens, SigV4 credentials and signatures, known provider key prefixes, JSON Web Tokens;
+ *     tokens, SigV4 credentials and signatures, known provider key prefixes, JSON Web Tokens,
+ *     in values and in member names;
  *   - secret-named members (the redactor's names: `api_key`, `authorization`, `*_password`,
  *     `*Token`, ...) holding a high-entropy string that is not a mask, and form fields so named;
  *   - those credential formats cut across the events of a stream (a key the model repeated,
@@ -217,9 +218,19 @@ function walk(v: unknown, path: string, secretName: boolean, report: Report, dep
   // Gemini's inlineData): the file's text is read, as redaction reads it.
   const media = (['media_type', 'mimeType', 'mime_type'] as const).map((k) => (v as Record<string, unknown>)[k]).find((x) => typeof x === 'string') as string | undefined;
   for (const [k, x] of Object.entries(v)) {
+    // A key used as a member's name (`metadata: { "xai-…": 1 }`), which redaction masks too. The
+    // paths name it by its first characters only, as a finding is shown.
+    const found = k.length >= 16 ? credentialMatches(k) : [];
+    let at = childPath(path, k);
+    if (found.length > 0) {
+      let shown = k;
+      for (const m of found) shown = shown.replace(m.text, `${m.text.slice(0, 4)}…`);
+      at = childPath(path, shown);
+      for (const m of found) report(`${at} (name)`, kindOf(m.text), m.text);
+    }
     const file = media !== undefined && k === 'data' && typeof x === 'string' ? base64TextFile(x, media) : undefined;
-    if (file !== undefined) scanText(file, `${childPath(path, k)} (base64 file)`, false, report, depth + 1, false);
-    else walk(x, childPath(path, k), namedSecret(k), report, depth + 1);
+    if (file !== undefined) scanText(file, `${at} (base64 file)`, false, report, depth + 1, false);
+    else walk(x, at, namedSecret(k), report, depth + 1);
   }
 }
 

@@ -285,7 +285,8 @@ export function maskSplitTexts(texts: readonly (string | undefined)[], mask: (va
 export function streamFramingOf(contentType: string | undefined, body: Uint8Array): StreamFraming | undefined {
   const t = (contentType ?? '').toLowerCase();
   if (t.startsWith('text/event-stream')) return 'sse';
-  if (/^application\/(?:x-)?(?:ndjson|jsonl|jsonlines|json-seq)\b/.test(t)) return 'ndjson';
+  // Cohere's v1 chat stream is NDJSON labelled application/stream+json.
+  if (/^application\/(?:(?:x-)?(?:ndjson|jsonl|jsonlines|json-seq)\b|stream\+json\b)/.test(t)) return 'ndjson';
   if (t.startsWith('application/vnd.amazon.eventstream')) return 'eventstream';
   if (t !== '') return undefined;
   if (mayBeEventStream(body)) return 'eventstream';

@@ -99,8 +99,18 @@ export function messageExcerpt(message: unknown, width = 72): string {
   return clip(oneLine(text), width);
 }
 
+/** The id of the tree's marker for a response on no recording (PreviousResponseMarker), else undefined. */
+function unknownResponse(message: unknown): string | undefined {
+  if (message === null || typeof message !== 'object') return undefined;
+  const m = message as Record<string, unknown>;
+  return m.type === 'previous_response' && m.role === undefined && typeof m.id === 'string' ? m.id : undefined;
+}
+
 function describe(node: TreeNode, width: number): string {
   if (node.message === undefined) return `(message not kept, digest ${node.promptHash.slice(0, 12)})`;
+  // Not clipped: what it says is why the conversation starts here.
+  const unknown = unknownResponse(node.message);
+  if (unknown !== undefined) return `previous response ${unknown}: on no recording of this tape`;
   const text = messageExcerpt(node.message, width);
   return text === '' ? '(empty)' : JSON.stringify(text).slice(1, -1).replace(/\\"/g, '"');
 }

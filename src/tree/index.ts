@@ -8,6 +8,7 @@ export {
   type Divergence,
   type FindOptions,
   type FindResult,
+  type PreviousResponseMarker,
   type ResponseInput,
   type TreeInput,
   type TreeNode,

@@ -385,6 +385,46 @@ const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof
 interface BodyLookup {
   request: Record<string, unknown>;
   normalize: NormalizeOptions;
+  /** The request's own part, for a follow-up that names its answer by previous_response_id. */
+  own?: OwnPart;
+}
+
+/**
+ * A recorded Responses answer as a follow-up sent with `previous_response_id` continues it: the
+ * request's own part and the answer's output items. The conversation the API kept is the chain of
+ * these parts, each link's `prev` the one its request named (made before it, so never a cycle).
+ */
+interface ResponseLink extends OwnPart {
+  readonly output: readonly unknown[];
+}
+
+/** What a Responses request adds to the conversation it continues. */
+interface OwnPart {
+  /** The answer the request named by previous_response_id, when the tree has it. */
+  readonly prev: ResponseLink | undefined;
+  /** A previous_response_id no recorded answer gave (of this request, or of the chain's first). */
+  readonly unknown: string | undefined;
+  readonly instructions: unknown;
+  /** The request's input items as sent (a string input as its user message), item references resolved. */
+  readonly input: readonly unknown[];
+}
+
+/** A request as the tree places it (see resolveRequest). */
+interface Resolved {
+  /** The request as the tree reads it; undefined: as sent. */
+  request: Record<string, unknown> | undefined;
+  /** A Responses request's own part (undefined for other shapes). */
+  own: OwnPart | undefined;
+}
+
+/**
+ * The message the tree puts where a conversation continues a response no recording gave
+ * (`previous_response_id` naming an id that is on no record before it): the request's input
+ * hangs under it, so follow-ups of the same unknown answer stay together and apart from others.
+ */
+export interface PreviousResponseMarker {
+  readonly type: 'previous_response';
+  readonly id: string;
 }
 
 /** A conversation's hashes, and the request body they came from when the input was one. */
@@ -500,6 +540,12 @@ export class ConversationTree {
   // walks through that answer's node with the item in its place. Only answers the API stored
   // (request `store` not false) can be referenced, so only those are kept.
   private readonly items = new Map<string, unknown>();
+  // Recorded Responses answers by response id (the answer body's `id`; streamed, the
+  // response.completed event's), for follow-ups that continue one by `previous_response_id`
+  // instead of sending the conversation again (the OpenAI Agents SDK's previousResponseId, every
+  // step of its tool loop). Only answers the API stored (request `store` not false) can be
+  // continued, so only those are kept; the last answer giving an id wins.
+  private readonly responses = new Map<string, ResponseLink>();
   // The request bodies of findOrCreate results, for addResponse(result, …). Weak: a result let
   // go of takes its body with it.
   private readonly bodies = new WeakMap<object, BodyLookup>();
@@ -593,7 +639,10 @@ export class ConversationTree {
    * is normalized together with the answer so that the follow-up request walks through it. An
    * OpenAI body with several choices records each as an alternative. A Responses request that
    * sends an earlier answer back by `item_reference` is placed with the recorded item in its
-   * place, so it walks through that answer (its key is still the one of the request as sent).
+   * place, so it walks through that answer (its key is still the one of the request as sent);
+   * one sent with `previous_response_id` continues the recorded answer of that id: its input is
+   * placed after the conversation that answer ended, as the API reads it (an id no recorded
+   * answer gave: under a `{ type: 'previous_response', id }` marker after the system prompt).
    * `normalize` defaults to the tree's own. Returns the alternatives.
    *
    * @example
@@ -606,13 +655,14 @@ export class ConversationTree {
     const endpoint = isObj(rec.endpoint) && typeof rec.endpoint.url === 'string' && given.endpoint === undefined ? (rec.endpoint as { method?: string; url: string }) : undefined;
     const opts = endpoint ? { ...given, endpoint } : given;
     if (endpoint) this.keepEndpoint(endpoint);
-    const resolved = this.resolveReferences(rec.request);
+    const { request: resolved, own } = this.resolveRequest(rec.request);
     const x = normalizeExchange(resolved ?? rec.request, rec.value, opts);
     if (x.messages.length === 0) {
       throw treeError('The recorded request has no messages, so it has no place in a conversation tree.', 'Only conversations are placed in the tree.');
     }
     // A streamed answer sent back one message per chunk (Gemini's chat) walks through the answer.
-    const messages = joinSplitAnswers(x.messages, this.recordedAnswers) ?? x.messages;
+    const joined = joinSplitAnswers(x.messages, this.recordedAnswers) ?? x.messages;
+    const messages = own?.unknown === undefined ? joined : this.markUnknown(joined, resolved ?? rec.request, own.unknown, opts);
     // The key of the request as it was sent (the hash spec's), never of the resolved view.
     const key = typeof rec.key === 'string' ? rec.key : hashValue(resolved ? normalizeRequest(rec.request, opts).view : x.view);
     const recordedAt = typeof rec.recordedAt === 'string' ? rec.recordedAt : undefined;
@@ -643,7 +693,10 @@ export class ConversationTree {
       const { node } = this.place(h, messages);
       out.push(this.attach(node, response, key, all.pathHashes.slice(n)).alt);
     }
-    if (isObj(rec.value) && Array.isArray(rec.value.output)) this.learnItems(rec.request, rec.value.output);
+    if (isObj(rec.value) && Array.isArray(rec.value.output)) {
+      this.learnItems(rec.request, rec.value.output);
+      if (own !== undefined && x.provider === 'openai-responses') this.learnResponse(rec.request, own, rec.value);
+    }
     return out;
   }
 
@@ -714,6 +767,68 @@ export class ConversationTree {
     return out === undefined ? undefined : { ...request, input: out };
   }
 
+  /**
+   * A request as the tree places it: item references resolved (resolveReferences) and, for a
+   * Responses request sent with `previous_response_id` naming a recorded answer, the conversation
+   * the API kept for that answer put before its input, as the API itself reads it. The earlier
+   * requests' instructions are not carried over by the API, but a conversation's path starts
+   * with its first request's: new instructions (present and different from the previous
+   * request's) are placed as a system message where they took over, before the new input. An
+   * id no recorded answer gave leaves the request as sent, and `own.unknown` names it.
+   */
+  private resolveRequest(request: unknown): Resolved {
+    if (!isObj(request)) return { request: undefined, own: undefined };
+    const refs = this.resolveReferences(request);
+    const sent = refs ?? request;
+    if (!('input' in request) && !('previous_response_id' in request) && !('instructions' in request)) return { request: refs, own: undefined };
+    const input = sent.input;
+    const items: readonly unknown[] = typeof input === 'string' ? [{ role: 'user', content: input }] : Array.isArray(input) ? input : [];
+    const prevId = request.previous_response_id;
+    const named = typeof prevId === 'string' && prevId !== '' ? prevId : undefined;
+    const prev = named === undefined ? undefined : this.responses.get(named);
+    if (prev === undefined) return { request: refs, own: { prev: undefined, unknown: named, instructions: sent.instructions, input: items } };
+    const chain: ResponseLink[] = [];
+    for (let l: ResponseLink | undefined = prev; l !== undefined; l = l.prev) chain.push(l);
+    chain.reverse();
+    const conversation: unknown[] = [];
+    let instructions: unknown = chain[0]!.instructions;
+    const takeOver = (next: unknown): void => {
+      if (next === undefined || next === null) return;
+      if (instructions !== undefined && instructions !== null && hashValue(next) === hashValue(instructions)) return;
+      conversation.push({ role: 'system', content: next });
+      instructions = next;
+    };
+    for (const [i, link] of chain.entries()) {
+      if (i > 0) takeOver(link.instructions);
+      for (const item of link.input) conversation.push(item);
+      for (const item of link.output) conversation.push(item);
+    }
+    takeOver(sent.instructions);
+    for (const item of items) conversation.push(item);
+    const { previous_response_id: _named, instructions: _own, ...rest } = sent;
+    const first = chain[0]!.instructions;
+    const out: Record<string, unknown> = { ...rest, input: conversation };
+    if (first !== undefined && first !== null) out.instructions = first;
+    return { request: out, own: { prev, unknown: chain[0]!.unknown, instructions: sent.instructions, input: items } };
+  }
+
+  /** Keeps a Responses answer for follow-ups that name it by previous_response_id (see `responses`). */
+  private learnResponse(request: unknown, part: OwnPart, value: unknown): void {
+    if (!isObj(request) || request.store === false || !isObj(value) || typeof value.id !== 'string' || !Array.isArray(value.output)) return;
+    this.responses.set(own(value.id), { ...part, output: value.output });
+  }
+
+  /**
+   * The normalized messages of a request continuing a response no recording gave, with the
+   * marker of that response after the system prompt: the conversation the API kept sits there.
+   */
+  private markUnknown(messages: readonly unknown[], request: unknown, id: string, normalize: NormalizeOptions): unknown[] {
+    // How many of the messages the shape's system prompt made: those of the request without input.
+    const head = isObj(request) ? normalizeRequest({ ...request, input: [] }, normalize).messages.length : 0;
+    const marker: PreviousResponseMarker = { type: 'previous_response', id };
+    return [...messages.slice(0, head), marker, ...messages.slice(head)];
+  }
+
   /** Hashes and messages of an input, by its kind. */
   private hashesOf(input: TreeInput, opts: FindOptions): ConversationHashes {
     return this.lookupOf(input, opts).h;
@@ -724,10 +839,17 @@ export class ConversationTree {
     // Bytes are objects too: only a plain object that is not hashes is a request body.
     if (isObj(input) && !(input instanceof Uint8Array) && !isHashes(input)) {
       const normalize = this.normalizeFor(opts.normalize);
-      const resolved = this.resolveReferences(input);
-      if (resolved === undefined) return { h: this.walked(requestKeys(input, normalize)), body: { request: input, normalize } };
-      // Walked with the referenced items in place; keyed as sent (the key the recording has).
-      return { h: this.walked({ ...requestKeys(resolved, normalize), key: requestKey(input, normalize).key }), body: { request: resolved, normalize } };
+      const { request: resolved, own } = this.resolveRequest(input);
+      const body: BodyLookup = { request: resolved ?? input, normalize, ...(own === undefined ? {} : { own }) };
+      // Walked with the referenced items and the conversation continued in place; keyed as sent
+      // (the key the recording has).
+      const keys = resolved === undefined ? requestKeys(input, normalize) : { ...requestKeys(resolved, normalize), key: requestKey(input, normalize).key };
+      let h = this.walked(keys);
+      if (own?.unknown !== undefined && h.messages !== undefined) {
+        const messages = this.markUnknown(h.messages, body.request, own.unknown, normalize);
+        h = { ...h, ...chainHashes(messages), messages };
+      }
+      return { h, body };
     }
     return { h: this.listHashes(input, opts) };
   }
@@ -973,6 +1095,7 @@ export class ConversationTree {
     const messages = continuedMessages(request, n.provider, n.messages.length, r.messages, normalize);
     // A Responses answer's output items, for follow-ups that send them back by reference.
     this.learnItems(request, isObj(r.value) && Array.isArray(r.value.output) ? r.value.output : r.messages);
+    if (body.own !== undefined && n.provider === 'openai-responses') this.learnResponse(request, body.own, r.value);
     // What a hit serves stays what was given.
     return { ...r, messages, value: 'value' in r ? r.value : r.messages };
   }

@@ -148,8 +148,10 @@ describe.skipIf(reason !== undefined)('llm-tapedeck/browser in headless Chromium
    * in Node, a URL in the page) and how to re-record (a page cannot record).
    */
   const comparable = (r: { status: number; text: string }) => {
-    const body = JSON.parse(r.text) as { error: { code: string; message?: string; tapedeck: Record<string, unknown> } };
+    const body = JSON.parse(r.text) as { message?: string; error: { code: string; message?: string; tapedeck: Record<string, unknown> } };
     if (body.error.code === 'E_MISS') {
+      // The message is at the top level too (for the AI SDK's Mistral, Cohere and Cerebras providers).
+      delete body.message;
       delete body.error.message;
       for (const k of ['file', 'fix', 'fixes', 'report']) delete body.error.tapedeck[k];
     }

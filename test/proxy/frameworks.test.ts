@@ -272,7 +272,7 @@ describe('Express, after express.urlencoded()', () => {
       expect(up.calls.map((c) => c.body)).toEqual(['a=1&b=x+y&b=z']);
       // Nested fields (qs syntax) parse to objects: no faithful way back, so an error, not a guess.
       const r = await post(`${app.base}/llm/v1/echo`, 'a[b]=1', form);
-      expect(r.status).toBe(500);
+      expect(r.status).toBe(400);
       expect(JSON.parse(r.text).error.code).toBe('E_PROXY_BODY');
       expect(up.calls.length).toBe(1);
     } finally {

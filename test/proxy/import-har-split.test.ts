@@ -15,7 +15,7 @@ import { TapedeckError } from '../../src/errors.ts';
 import { importRecordings, writeImport } from '../../src/proxy/import.ts';
 import { splitHar } from '../../src/store/import/har-split.ts';
 import { readHar, readHarSplit } from '../../src/store/import/har.ts';
-import { readRecordingFile } from '../../src/store/import/read.ts';
+import { readRecordingFile, refuseNotUtf8 } from '../../src/store/import/read.ts';
 import { scanTape } from '../../src/store/tape-file.ts';
 import { harBytes } from './har-texts.ts';
 
@@ -118,7 +118,12 @@ describe('a HAR split into its entries', () => {
           }
         };
         const viaSplit = await run(() => importRecordings(src, join(dir, 'out.tape'), opts, { chunkBytes }));
-        const viaWhole = await run(() => writeImport(readRecordingFile(src, readFileSync(src, 'utf8'), 'har'), join(dir, 'out.tape'), opts));
+        // The whole-file path refuses bytes that are no UTF-8 before decoding them (refuseNotUtf8).
+        const viaWhole = await run(async () => {
+          const bytes = readFileSync(src);
+          refuseNotUtf8(src, bytes, 'har');
+          return writeImport(readRecordingFile(src, bytes.toString('utf8'), 'har'), join(dir, 'out.tape'), opts);
+        });
         expect(viaSplit, `seed ${seed}`).toEqual(viaWhole);
         if ('frames' in viaSplit && viaSplit.frames.length > 0) compared++;
       }

@@ -403,6 +403,7 @@ describe('the command line', () => {
     writeFileSync(join(mixed, 'rec.json'), JSON.stringify({ request: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }, response: { id: 'x' } }));
     const out = join(dir, 'mixed.tape');
     const stdout = execFileSync(process.execPath, [CLI, 'import', mixed, out], { encoding: 'utf8' });
-    expect(stdout).toBe(`wrote ${out}: 1 record from a directory of JSON recordings\n`);
+    // Then the line naming them ReplayCache records (import-cache-summary.test.ts).
+    expect(stdout.startsWith(`wrote ${out}: 1 record from a directory of JSON recordings\n  it is a ReplayCache record`)).toBe(true);
   });
 });

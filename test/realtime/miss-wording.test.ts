@@ -83,8 +83,9 @@ it('says a connect at a recorded URL differs in its OpenAI-Beta header or its su
   }
 });
 
-it('names where a secret that differs is, though both sides are masked alike', async () => {
-  // A provider key in a URL's query is `[REDACTED]` whatever its value (the same in every tape).
+it('names where a secret that differs is, masked on both sides', async () => {
+  // A provider key in the query of a URL inside a frame is a keyed mask (what the client wrote,
+  // not its own credential): two keys are two masks, and the miss names where they differ.
   const update = (key: string) => JSON.stringify({ type: 'session.update', session: { type: 'realtime', tools: [{ type: 'mcp', server_label: 'docs', server_url: `https://mcp.example.com/sse?key=${key}` }] } });
   const keyed = join(dir, 'keyed.tape');
   const fake = await startFakeRealtime();
@@ -98,7 +99,7 @@ it('names where a secret that differs is, though both sides are masked alike', a
   const play = await startProxy({ tape: keyed, mode: 'replay', port: 0 });
   try {
     const miss = await session(play.url, update('AIzaOtherKeyOtherKey02'));
-    expect(miss).toContain('session.tools[0].server_url differs (a secret, masked on both sides)');
+    expect(miss).toContain('session.tools[0].server_url differs');
     expect(miss).not.toContain('OtherKey');
   } finally {
     await play.close();

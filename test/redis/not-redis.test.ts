@@ -5,6 +5,7 @@
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFetch } from '../../src/proxy/fetch.ts';
 import { RedisRecords } from '../../src/store/backends/redis.ts';
 import { rejectedWith } from './setup.ts';
 
@@ -41,5 +42,20 @@ describe('a store URL whose port is not Redis', () => {
     expect(err.message).toContain(`the service at 127.0.0.1:${sshPort} answered something that is not Redis (its first bytes: "SSH-2.0-OpenSSH_9.6")`);
     expect(err.details.hint).toContain(`Check the port`);
     expect(err.details.hint).not.toContain('Start Redis there');
+  });
+
+  // A user trial: as a 503 the AI SDK retried it for about 6 s (any 5xx), and a vitest test
+  // timed out before the error showed. No retry changes it: a 400, which no SDK retries.
+  it('createFetch answers it with a 400, not a 503 an SDK would retry', async () => {
+    const f = createFetch({ store: `redis://127.0.0.1:${httpPort}/0?namespace=nr`, mode: 'replay' });
+    try {
+      const r = await f('https://api.openai.com/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }) });
+      const body = (await r.json()) as { error: { code: string; message: string } };
+      expect(body.error.code).toBe('E_STORE_UNAVAILABLE');
+      expect(body.error.message).toContain('answered as an HTTP server, not Redis');
+      expect(r.status).toBe(400);
+    } finally {
+      await f.close().catch(() => {});
+    }
   });
 });

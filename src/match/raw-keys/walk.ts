@@ -71,8 +71,11 @@ export const NONE = 0;
 export const PART = 1;
 export const RESULT = 2;
 export const isResult = (p: unknown): boolean => p !== null && typeof p === 'object' && (p as { type?: unknown }).type === 'tool_result';
-// Members the reference's rest() never copies because `k in out` holds for every plain object.
-/** Whether k names a member of Object.prototype (`__proto__`, `constructor`, ...). */
+/**
+ * Whether k names a member of Object.prototype (`__proto__`, `constructor`, ...). rest() copies
+ * such members like any other (the reference's rest() looks at `out`'s own members only); a
+ * walk that builds JavaScript objects from member names may still decline them (converse.ts).
+ */
 export const INHERITED = (k: string): boolean => k in Object.prototype;
 export const NO_SKIP = new Set<string>();
 
@@ -258,7 +261,7 @@ export class Walk {
     for (let i = 0; i < names.length; i++) {
       const k = names[i]!;
       const c = obj.recs[i]!;
-      if (have.includes(k) || INHERITED(k) || k === 'cache_control' || skip.has(k) || this.empty(c)) continue;
+      if (have.includes(k) || k === 'cache_control' || skip.has(k) || this.empty(c)) continue;
       this.sep();
       this.member(c);
       have.push(k);

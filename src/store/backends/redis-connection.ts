@@ -138,12 +138,15 @@ export function parseRedisUrl(url: string): RedisTarget {
  * The one error of an unreachable or refusing Redis. The message names the masked URL, what
  * failed, and how to fix it; the raw cause is scrubbed of the password.
  */
-export function storeUnavailable(target: RedisTarget, doing: string, cause: unknown, hint?: string, cluster = false): TapedeckError {
+export function storeUnavailable(target: RedisTarget, doing: string, cause: unknown, hint?: string, cluster = false, lasting = false): TapedeckError {
   // Redis's own messages may end in a full stop; the sentence below adds one.
   const why = scrub(cause instanceof Error ? cause.message || cause.name : String(cause), target).replace(/[.\s]+$/, '');
   const auth = /WRONGPASS|NOAUTH|NOPERM|invalid password|invalid username/i.test(why);
   return new TapedeckError('E_STORE_UNAVAILABLE', `Redis store ${target.masked} is unavailable (${doing}): ${why}.`, {
     url: target.masked,
+    // What no retry changes (a wrong password or ACL, the client package missing): the proxy and
+    // createFetch answer it with a 4xx, which no SDK retries, instead of a 503 the AI SDK retried for 6 s.
+    ...(auth || lasting ? { lasting: true } : {}),
     hint:
       hint ??
       (auth
@@ -239,7 +242,7 @@ async function loadClient(target: RedisTarget): Promise<NodeRedis> {
     return await loaded;
   } catch (e) {
     loaded = undefined;
-    throw storeUnavailable(target, 'loading the Redis client', e, 'The Redis store needs the node-redis client: npm install redis');
+    throw storeUnavailable(target, 'loading the Redis client', e, 'The Redis store needs the node-redis client: npm install redis', false, true);
   }
 }
 
@@ -332,6 +335,7 @@ async function notRedis(target: RedisTarget, cause: unknown, ms: number, tlsOpti
     : `the service at ${where} answered something that is not Redis (${line !== '' ? `its first bytes: ${JSON.stringify(line)}` : scrub(why, target).replace(/[.\s]+$/, '')})`;
   return new TapedeckError('E_STORE_UNAVAILABLE', `Redis store ${target.masked} is unavailable (connecting): ${what}.`, {
     url: target.masked,
+    lasting: true,
     hint: `Check the port: ${where} is served by another program (Redis listens on 6379 unless told otherwise); correct the host or port in the Redis URL, or start Redis on a port of its own (redis-server --port PORT).`,
   });
 }

@@ -6,8 +6,9 @@
  * reads as "the recording is empty") into the command to run.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { detectFormat, type ImportFormat } from './read.ts';
+import { extname, join } from 'node:path';
+import { detectFormat, formatByName, type ImportFormat } from './read.ts';
+import { tapeFiles } from './talkback.ts';
 
 /** Names of files import reads one at a time. */
 const RECORDING_FILE = /\.(?:har|ya?ml)$/i;
@@ -70,11 +71,14 @@ export function recordingFilesMessage(dir: string, tape: string): { found: strin
 const PEEK_BYTES = 16 * 1024 * 1024;
 
 /**
- * The sentence and hint of an import given a directory whose `*.json` files are all recordings of
- * a format import reads one file at a time (nock.back's fixtures, a JSON array of nock definitions
- * per test, or HARs saved as .json), or undefined when any is not (a directory of JSON
- * recordings, which the directory import reads). Only the directory's own files are looked at,
- * as the directory import takes only those.
+ * The sentence and hint of an import given a directory whose own recording files (`*.json`,
+ * `*.har`, `*.yaml`, `*.yml`) are all recordings of a format import reads one file at a time
+ * (nock.back's fixtures, a JSON array of nock definitions per test, HARs saved as .json, VCR.py
+ * cassettes in YAML and JSON side by side), or undefined when a `*.json` file is not (a
+ * directory of JSON recordings, which the directory import reads). Only the directory's own
+ * files are looked at, as the directory import takes only those. Every file is counted and the
+ * loop in the hint takes every extension found: a hint that named only the `*.json` files
+ * would leave the others out.
  *
  * @example
  * recordingJsonFilesMessage('fixtures/nock', 'tapes/app.tape')?.what
@@ -84,20 +88,20 @@ export function recordingJsonFilesMessage(dir: string, tape: string): { what: st
   let names: string[];
   try {
     names = readdirSync(dir, { withFileTypes: true })
-      .filter((d) => d.isFile() && d.name.endsWith('.json'))
+      .filter((d) => d.isFile() && (d.name.endsWith('.json') || RECORDING_FILE.test(d.name)))
       .map((d) => d.name)
       .sort();
   } catch {
     return undefined;
   }
-  if (names.length === 0) return undefined;
+  if (!names.some((n) => n.endsWith('.json'))) return undefined;
   const formats = new Set<ImportFormat>();
   for (const name of names) {
     const file = join(dir, name);
-    let format: ImportFormat | undefined;
+    let format: ImportFormat | undefined = formatByName(name);
     try {
-      if (statSync(file).size > PEEK_BYTES) return undefined;
-      format = detectFormat(file, readFileSync(file, 'utf8'))?.format;
+      if (format === undefined && statSync(file).size > PEEK_BYTES) return undefined;
+      format ??= detectFormat(file, readFileSync(file, 'utf8'))?.format;
     } catch {
       return undefined; // unreadable, or no JSON: the directory import names the file and why
     }
@@ -109,9 +113,41 @@ export function recordingJsonFilesMessage(dir: string, tape: string): { what: st
   const one = formats.size === 1 ? [...formats][0]! : undefined;
   const kind = one === undefined ? 'recordings' : `${FORMAT_NOUNS[one]}${names.length === 1 ? '' : 's'}`;
   const from = one === undefined ? '' : ` --from ${one}`;
+  const globs = [...new Set(names.map((n) => `*${extname(n)}`))].map((g) => join(dir, g)).join(' ');
   return {
     what: `${dir} is a directory of ${names.length} ${names.length === 1 ? kind.replace(/s$/, '') : kind} (${files.join(', ')}${more}), and import reads one file at a time`,
-    hint: `Import each file into its own tape: tapedeck import ${files[0]} ${tape}${from}, or all of them: for f in ${join(dir, '*.json')}; do tapedeck import "$f" "tapes/$(basename "$f" .json).tape"${from}; done (docs/migrate.md).`,
+    hint: `Import each file into its own tape: tapedeck import ${files[0]} ${tape}${from}, or all of them: for f in ${globs}; do tapedeck import "$f" "tapes/$(basename "\${f%.*}").tape"${from}; done (docs/migrate.md).`,
+  };
+}
+
+/**
+ * The sentence and hint of an import given a directory of talkback tapes (`*.json5`, in it or
+ * below) that has `*.json` files of its own too, none of them a JSON recording (a stray
+ * package.json): such a directory is read as JSON recordings, whose error would name only the
+ * `*.json` files. The caller says when none imported. Undefined when the directory holds no
+ * talkback tapes or no `*.json` file.
+ *
+ * @example
+ * talkbackBesideJsonMessage('tapes', 'tapes.tape')?.hint
+ * // 'Import the talkback tapes (the *.json files are left out): tapedeck import tapes tapes.tape --from talkback; ...'
+ */
+export function talkbackBesideJsonMessage(dir: string, tape: string): { what: string; hint: string } | undefined {
+  let json: string[];
+  let tapes: string[];
+  try {
+    json = readdirSync(dir, { withFileTypes: true })
+      .filter((d) => d.isFile() && d.name.endsWith('.json'))
+      .map((d) => d.name)
+      .sort();
+    tapes = json.length === 0 ? [] : tapeFiles(dir);
+  } catch {
+    return undefined;
+  }
+  if (tapes.length === 0) return undefined;
+  const list = (xs: string[]) => `${xs.slice(0, 3).join(', ')}${xs.length > 3 ? `, and ${xs.length - 3} more` : ''}`;
+  return {
+    what: `${dir} holds ${tapes.length} talkback tape${tapes.length === 1 ? '' : 's'} (*.json5: ${list(tapes)}) and ${json.length} *.json file${json.length === 1 ? '' : 's'} (${list(json)}) that ${json.length === 1 ? 'is' : 'are'} no JSON recording${json.length === 1 ? '' : 's'}: a *.json file makes it a directory of JSON recordings, not talkback's tape directory`,
+    hint: `Import the talkback tapes (the *.json files are left out): tapedeck import ${dir} ${tape} --from talkback; or, if the *.json files are the JSON recordings to import, move the *.json5 files out of the directory.`,
   };
 }
 

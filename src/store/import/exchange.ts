@@ -9,6 +9,7 @@
  * wrong), so the caller decides between refusing the whole import and `--skip-bad`. A file that
  * is not the format at all (invalid JSON or YAML, a truncated file) throws.
  */
+import { isUtf8 } from 'node:buffer';
 import { canonicalizeJSON } from '../../core/index.ts';
 import { TapedeckError } from '../../errors.ts';
 import { decodeContentEncoding } from '../http-body.ts';
@@ -405,4 +406,34 @@ export function response(status: unknown, statusText: unknown, headers: ImportHe
   // literal copies and adds member by member: ~10x slower).
   if (typeof statusText === 'string' && statusText !== '') return chunks ? { status, statusText, headers, body, chunks } : { status, statusText, headers, body };
   return chunks ? { status, headers, body, chunks } : { status, headers, body };
+}
+
+/**
+ * The offset of the first byte of `b` that is no UTF-8, or -1 when all are, found by halving with
+ * `isUtf8` (native; a prefix cut mid-character is no UTF-8 either, so each cut is moved back to a
+ * character's start).
+ *
+ * @example
+ * firstNonUtf8(Buffer.from('caf\xe9!', 'latin1')) // 3
+ */
+export function firstNonUtf8(b: Uint8Array): number {
+  if (isUtf8(b)) return -1;
+  let good = 0; // b[0, good) is UTF-8 and ends at a character's end
+  let bad = b.length;
+  while (bad - good > 8) {
+    let mid = (good + bad) >>> 1;
+    // Back to the start of a character (past at most 3 continuation bytes).
+    for (let k = 0; k < 3 && mid > good && (b[mid]! & 0xc0) === 0x80; k++) mid--;
+    if (mid <= good) break;
+    if (isUtf8(b.subarray(0, mid))) good = mid;
+    else bad = mid;
+  }
+  // The last few bytes one character at a time.
+  for (let i = good; i < b.length; ) {
+    const c = b[i]!;
+    const n = c < 0x80 ? 1 : c >= 0xc2 && c < 0xe0 ? 2 : c >= 0xe0 && c < 0xf0 ? 3 : c >= 0xf0 && c < 0xf5 ? 4 : 0;
+    if (n === 0 || i + n > b.length || !isUtf8(b.subarray(i, i + n))) return i;
+    i += n;
+  }
+  return -1;
 }

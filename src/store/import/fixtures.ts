@@ -82,6 +82,16 @@ function exactBody(v: unknown, headers: ImportHeaders): { body: Uint8Array } | {
 
 const PATTERN = /[*+?()[\]{}|^$\\]/;
 
+/** The first request header a MockServer rule negates (`"!name"`, a `"!value"`, `{ not: true }`), or undefined. */
+function negatedHeaderName(v: unknown): string | undefined {
+  const pairs: [string, unknown][] = Array.isArray(v) ? v.filter(isObject).map((x) => [String(x.name), x.values ?? x.value]) : isObject(v) ? Object.entries(v) : [];
+  for (const [name, x] of pairs) {
+    if (name.startsWith('!')) return name;
+    for (const y of Array.isArray(x) ? x : [x]) if ((typeof y === 'string' && y.startsWith('!')) || (isObject(y) && y.not === true)) return name;
+  }
+  return undefined;
+}
+
 function mockServer(x: Record<string, unknown>, i: number): Exchange | Unkeyable {
   const where = `[${i}]`;
   const q = x.httpRequest;
@@ -91,10 +101,21 @@ function mockServer(x: Record<string, unknown>, i: number): Exchange | Unkeyable
     if (x.httpForward !== undefined || x.httpOverrideForwardedRequest !== undefined || x.httpResponseTemplate !== undefined || x.httpError !== undefined) return { where, reason: 'the answer is forwarded, templated or an error action, not a recorded response' };
     throw new FieldError('httpResponse', 'is missing');
   }
+  // MockServer negates a whole request rule with `"not": true` and a method, path or header
+  // value with a leading "!": such a rule answers every request but the one it names, so keyed
+  // as that request it would answer exactly the request it excludes.
+  if (q.not === true) return { where, reason: 'the request rule is negated ("not": true): it matches every request but this one' };
+  if (typeof q.method === 'string' && q.method.startsWith('!')) return { where, reason: `the method ${JSON.stringify(q.method)} is negated: it matches every method but ${q.method.slice(1)}` };
+  if (typeof q.path === 'string' && q.path.startsWith('!')) return { where, reason: `the path ${JSON.stringify(q.path)} is negated: it matches every path but ${q.path.slice(1)}` };
+  if (isObject(q.method) || isObject(q.path)) return { where, reason: `the ${isObject(q.method) ? 'method' : 'path'} rule is an object (negated or a pattern), not one literal value` };
   if (typeof q.method !== 'string' || q.method === '') return { where, reason: 'no method: the rule matches any method' };
+  // A method is a word: anything else (`P.*`, `GET|POST`) is MockServer's regular expression.
+  if (!/^[A-Za-z]+$/.test(q.method)) return { where, reason: `the method ${JSON.stringify(q.method)} is a pattern, not one method` };
   if (typeof q.path !== 'string' || !q.path.startsWith('/')) return { where, reason: 'no path: the rule matches any path' };
   if (PATTERN.test(q.path)) return { where, reason: `the path ${JSON.stringify(q.path)} is a pattern, not one URL` };
   if (q.queryStringParameters !== undefined) return { where, reason: 'query parameter rules match many URLs' };
+  const negatedHeader = negatedHeaderName(q.headers);
+  if (negatedHeader !== undefined) return { where, reason: `the header rule ${JSON.stringify(negatedHeader)} is negated: it matches every request without that value` };
   const reqHeaders = headersOf(q.headers, 'httpRequest.headers');
   const body = exactBody(q.body, reqHeaders);
   if ('reason' in body) return { where, reason: body.reason };
@@ -185,5 +206,78 @@ export function readFixtures(text: string, file: string, opts: { parsed?: unknow
       hint: `Put them on a tape with tapedeck add <tape> ${file} (docs/hand-written.md).`,
     });
   }
-  return readEntries(file, format, list, (i) => `${prefix}[${i}]`, fixture);
+  const turns = answerTurns(list, prefix);
+  // (whereOf(0) names the list even when it is empty.)
+  return readEntries(file, format, turns, (i) => `${prefix}[${turns[i]?.at ?? i}]`, (t) => {
+    if (t.never !== undefined) return { where: `${prefix}[${t.at}]`, reason: t.never };
+    if (t.bad !== undefined) throw new FieldError(t.bad.field, t.bad.what);
+    // Its place as the file gives it (`expectations[2]`), whichever turn of the rule this is.
+    return { ...fixture(t.rule, t.at), where: `${prefix}[${t.at}]` };
+  });
+}
+
+/** One answer a rule gives: the rule, its place in the file, and why it never answers (or what is malformed in it). */
+interface Turn {
+  rule: unknown;
+  at: number;
+  never?: string;
+  bad?: { field: string; what: string };
+}
+
+/** Most answers one MockServer rule is imported as (`times.remainingTimes`); a rule giving more is listed. */
+const MOST_TIMES = 1000;
+
+/**
+ * The answers MockServer gives, in the order it gives them: it tries rules by `priority`
+ * (highest first, then in file order), and a rule answers `times.remainingTimes` requests, or
+ * every one (`unlimited`, the default). So a rule with `remainingTimes: n` is n recordings of
+ * its request (the import keeps identical requests' recordings in turn), an unlimited rule is
+ * one (replay serves a request's last recording again), and a rule after an unlimited one for
+ * the same request is never answered: listed with the reason, not imported as a later turn.
+ * Other fixtures (no `httpRequest`) are one answer each, in file order.
+ *
+ * @example
+ * answerTurns([{ httpRequest: r, httpResponse: a, times: { remainingTimes: 2 } }, { httpRequest: r, httpResponse: b }], '').length // 3
+ */
+export function answerTurns(list: unknown[], prefix: string): Turn[] {
+  const priority = (x: unknown): number => (isObject(x) && 'httpRequest' in x && typeof x.priority === 'number' && Number.isFinite(x.priority) ? x.priority : 0);
+  // A stable sort: equal priorities keep file order, as MockServer keeps creation order.
+  const order = list.map((_, i) => i).sort((a, b) => priority(list[b]) - priority(list[a]));
+  const turns: Turn[] = [];
+  const answeredBy = new Map<string, number>();
+  for (const at of order) {
+    const rule = list[at];
+    if (!isObject(rule) || !('httpRequest' in rule)) {
+      turns.push({ rule, at });
+      continue;
+    }
+    const same = sameRequestKey(rule.httpRequest);
+    const first = answeredBy.get(same);
+    if (first !== undefined) {
+      const ahead = priority(list[first]) > priority(rule) ? `its priority ${priority(list[first])} is above this rule's ${priority(rule)}` : 'it comes first in the file';
+      turns.push({ rule, at, never: `MockServer never answers with this rule: ${prefix}[${first}] matches the same request every time (no "times" limit) and ${ahead}` });
+      continue;
+    }
+    const t = rule.times;
+    if (t === undefined || t === null || (isObject(t) && t.unlimited === true)) {
+      answeredBy.set(same, at);
+      turns.push({ rule, at });
+      continue;
+    }
+    const n = isObject(t) ? t.remainingTimes : undefined;
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) {
+      turns.push({ rule, at, bad: { field: 'times', what: 'must be { "unlimited": true } or { "remainingTimes": <whole number> }' } });
+      continue;
+    }
+    if (n === 0) turns.push({ rule, at, never: 'times.remainingTimes is 0: MockServer never answers with this rule' });
+    else if (n > MOST_TIMES) turns.push({ rule, at, never: `times.remainingTimes ${n} is more answers than import writes for one rule (${MOST_TIMES} at most); give it "unlimited": true to replay its answer to every call` });
+    else for (let k = 0; k < n; k++) turns.push({ rule, at });
+  }
+  return turns;
+}
+
+/** A MockServer request rule as text that is the same for the same rule whatever its key order. */
+function sameRequestKey(v: unknown): string {
+  const sorted = (x: unknown): unknown => (Array.isArray(x) ? x.map(sorted) : isObject(x) ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, sorted(x[k])])) : x);
+  return JSON.stringify(sorted(v)) ?? '';
 }

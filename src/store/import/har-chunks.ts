@@ -24,7 +24,7 @@
  * whole parse's entries; on a throw, {@link HarChunks.whole} says whether the file was what the
  * split took it for (then the error is the import's own) or not (then parse the whole file).
  */
-import { isAscii } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { elementEnd, harSalt, lineSeparator, members, skipWs, splitRest, valueEnd } from './har-split.ts';
 
@@ -150,6 +150,7 @@ class ChunkReader implements HarChunks {
     const j = skipWs(b, start + 1);
     const after = lineSeparator(b, start, j);
     if (after === undefined) return false;
+    if (!isUtf8(b.subarray(0, start))) return false; // refused by the whole file's read
     this.before = b.toString('utf8', 0, start);
     this.after = after;
     // The members before the array, closed where the array would be: the root's first `log`
@@ -197,7 +198,11 @@ class ChunkReader implements HarChunks {
 
   /** The text of bytes [s, e) as readFileSync(file, 'utf8') has it. */
   private text(s: number, e: number): string {
-    return this.view.toString(this.ascii ? 'latin1' : 'utf8', s, e);
+    if (this.ascii) return this.view.toString('latin1', s, e);
+    // A byte that is no UTF-8 would be decoded as U+FFFD: the whole file's read refuses the file
+    // for it, naming the byte (refuseNotUtf8).
+    if (!isUtf8(this.view.subarray(s, e))) throw new SplitInDoubt();
+    return this.view.toString('utf8', s, e);
   }
 
   /** The next entry, parsed, or DONE after the last (once the end of the file confirmed the split). */

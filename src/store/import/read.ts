@@ -5,8 +5,10 @@
  * `{ interactions }`: VCR.py's JSON serializer; `{ meta, req }`, in JSON5 or JSON: a talkback
  * tape). A directory of talkback tapes is told by its files (talkback.ts).
  */
+import { isUtf8 } from 'node:buffer';
+import { statSync } from 'node:fs';
 import { TapedeckError } from '../../errors.ts';
-import { badFile, isObject, type ReadResult } from './exchange.ts';
+import { badFile, firstNonUtf8, isObject, type ReadResult } from './exchange.ts';
 import { isFixtures, readFixtures } from './fixtures.ts';
 import { parseJsonFile, readHar } from './har.ts';
 import { parseJson5 } from './json5.ts';
@@ -139,6 +141,53 @@ export function refuseBinary(file: string, text: string, format: ImportFormat | 
   }
   // JSON and YAML are text: a NUL, or a first byte that is no UTF-8, is binary data.
   if (head.includes('\u0000') || head.startsWith('\ufffd')) refuse('binary data', READS);
+}
+
+/**
+ * Refuses a recording's bytes that are no UTF-8 text, before they are decoded: decoding would
+ * turn each byte that is no UTF-8 (a Latin-1 `é` written by an old tool, a cut multi-byte
+ * character) into U+FFFD, and the import would write that in place of the text, exit 0. A file
+ * {@link refuseBinary} names (gzip, a tape, UTF-16, binary data) is refused as that; other text
+ * with a byte that is no UTF-8 names the byte's offset.
+ *
+ * @example
+ * refuseNotUtf8('old.yaml', Buffer.from('caf\xe9', 'latin1'), 'vcr') // throws E_IMPORT_FORMAT: byte 3 (0xe9) is no UTF-8
+ */
+export function refuseNotUtf8(file: string, bytes: Uint8Array, format: ImportFormat | undefined): void {
+  if (isUtf8(bytes)) return;
+  const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  refuseBinary(file, b.toString('utf8', 0, Math.min(b.length, 4096)), format);
+  const at = firstNonUtf8(b);
+  const what = format === undefined ? 'a recording' : FORMAT_WORDS[format];
+  throw new TapedeckError('E_IMPORT_FORMAT', `${file} is not UTF-8 text: byte ${at} (0x${b[at]!.toString(16).padStart(2, '0')}) is no UTF-8, and ${what} is read as UTF-8 text; no tape written.`, {
+    file,
+    offset: at,
+    ...(format !== undefined ? { format } : {}),
+    hint: `Convert it to UTF-8 from the encoding it was written in (Latin-1 for most older tools) and import that: iconv -f LATIN1 -t UTF-8 ${file} > utf8-${file.replace(/^.*\//, '')}.`,
+  });
+}
+
+/**
+ * Refuses a source path that names nothing (E_FILE with the path and the fix), before it is read:
+ * Node's own error would be a bare ENOENT naming no command and no fix. `-` (stdin) passes.
+ *
+ * @example
+ * refuseMissingSource('nope.yaml') // throws E_FILE: No such file or directory: nope.yaml
+ */
+export function refuseMissingSource(src: string): void {
+  if (src === '-') return;
+  let missing: boolean;
+  try {
+    missing = statSync(src, { throwIfNoEntry: false }) === undefined;
+  } catch {
+    return; // another fault of the path (a part of it not a directory, no permission): the read says it
+  }
+  if (!missing) return;
+  throw new TapedeckError('E_FILE', `No such file or directory: ${src}; no tape written.`, {
+    file: src,
+    errno: 'ENOENT',
+    hint: 'Check the path: import reads a recording file (HAR, VCR.py cassette, nock recording, mock-server fixtures, talkback tape) or the directory talkback records to.',
+  });
 }
 
 /** What `tapedeck import` reads, for hints. */

@@ -24,7 +24,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { TapedeckError } from '../../errors.ts';
-import { addHeader, badFile, base64Bytes, decodedBody, FieldError, headerValue, isObject, readEntries, response, streamChunks, utf8Bytes, type Exchange, type ImportHeaders, type ReadResult } from './exchange.ts';
+import { addHeader, badFile, base64Bytes, decodedBody, FieldError, firstNonUtf8, headerValue, isObject, readEntries, response, streamChunks, utf8Bytes, type Exchange, type ImportHeaders, type ReadResult } from './exchange.ts';
 import { Json5SyntaxError, parseJson5 } from './json5.ts';
 
 const FORMAT = 'talkback tape';
@@ -155,8 +155,11 @@ const byName = new Intl.Collator('en', { numeric: true }).compare;
  * The `*.json5` files in a directory and the directories below it, as paths relative to it
  * (with `/`), each directory's names in order. Directories reached by a symbolic link are not
  * entered (a link back up would never end); linked files are read.
+ *
+ * @example
+ * tapeFiles('tapes') // ['unnamed-1764690000000.json5', 'chat/unnamed-1764690000100.json5']
  */
-function tapeFiles(dir: string, under = ''): string[] {
+export function tapeFiles(dir: string, under = ''): string[] {
   const out: string[] = [];
   const names = readdirSync(join(dir, under), { withFileTypes: true }).sort((a, b) => byName(a.name, b.name));
   for (const d of names) {
@@ -181,12 +184,16 @@ export function isTalkbackDirectory(dir: string): boolean {
 
 /** One tape file of a directory as an exchange; a file that is no tape is that entry's fault. */
 function fileExchange(dir: string, rel: string, i: number): Exchange {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(join(dir, rel), 'utf8');
+    bytes = readFileSync(join(dir, rel));
   } catch (e) {
     throw new FieldError('(tape)', `cannot be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
   }
+  // Decoded as is, a byte that is no UTF-8 (a Latin-1 `é`) would be imported as U+FFFD.
+  const bad = firstNonUtf8(bytes);
+  if (bad >= 0) throw new FieldError('(tape)', `is not UTF-8 text: byte ${bad} (0x${bytes[bad]!.toString(16).padStart(2, '0')}) is no UTF-8 (convert the file to UTF-8: iconv -f LATIN1 -t UTF-8)`);
+  const text = bytes.toString('utf8');
   let doc: unknown;
   try {
     doc = parseJson5(text);
@@ -211,6 +218,15 @@ function fileExchange(dir: string, rel: string, i: number): Exchange {
  */
 export function readTalkbackDir(dir: string): ReadResult {
   const files = tapeFiles(dir);
+  // A directory of JSON recordings (one request and response per *.json file) is read by
+  // importRecordingsDir, which `tapedeck import` picks for it: named, not "no talkback tapes".
+  const json = files.length === 0 ? readdirSync(dir).filter((n) => n.endsWith('.json')).length : 0;
+  if (json > 0) {
+    throw new TapedeckError('E_IMPORT_FORMAT', `${dir} holds ${json} *.json file${json === 1 ? '' : 's'} and no talkback tapes (*.json5): importRecordings reads one recording file or talkback's tape directory, not a directory of JSON recordings; no tape written.`, {
+      file: dir,
+      hint: `Import a directory of JSON recordings with importRecordingsDir('${dir}', '<tape>') from llm-tapedeck/store, or tapedeck import ${dir} <tape> (docs/migrate.md).`,
+    });
+  }
   if (files.length === 0) {
     throw new TapedeckError('E_IMPORT_ENTRY', `${dir}: the directory holds no talkback tapes (*.json5 files, in it or below it), and an empty tape would replay nothing; no tape written.`, {
       file: dir,
