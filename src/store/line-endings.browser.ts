@@ -12,3 +12,23 @@ export function withoutAddedCRs(_buf: Uint8Array, _from: number, _n: number): { 
 export function convertedTape(_file: string, _how: string, _at?: number): TapedeckError {
   throw new Error('unreachable in a page');
 }
+
+/** The tape codec's readers (see line-endings.ts); unused in a page. */
+export interface FrameCodec {
+  magic: Readonly<Uint8Array>;
+  headerFixed: number;
+  frameHeader: number;
+  maxRecord: number;
+  hasFrameMagic(buf: Uint8Array, at: number): boolean;
+  frameChecks(frame: Uint8Array): boolean;
+  headerSpan(fixed: Uint8Array): number;
+  parseHeader(buf: Uint8Array, file: string): unknown;
+}
+
+export function framesReadWithoutAddedCRs(_buf: Uint8Array, _pos: number, _stop: number, _c: FrameCodec): boolean {
+  return false;
+}
+
+export function headerReadsWithoutAddedCRs(_buf: Uint8Array, _file: string, _c: FrameCodec): boolean {
+  return false;
+}

@@ -70,3 +70,66 @@ export function convertedTape(file: string, how: string, at?: number): TapedeckE
     hint: 'Undo the conversion: restore the tape from version control with "*.tape -text" in .gitattributes (npx tapedeck init adds it), or unpack it again without text conversion. Do not prune it: that would drop every changed record.',
   });
 }
+
+/** The tape codec's readers that {@link framesReadWithoutAddedCRs} and {@link headerReadsWithoutAddedCRs} read with. */
+export interface FrameCodec {
+  magic: Readonly<Uint8Array>;
+  headerFixed: number;
+  frameHeader: number;
+  maxRecord: number;
+  hasFrameMagic(buf: Uint8Array, at: number): boolean;
+  frameChecks(frame: Uint8Array): boolean;
+  headerSpan(fixed: Uint8Array): number;
+  parseHeader(buf: Uint8Array, file: string): unknown;
+}
+
+/**
+ * Whether the bytes from `pos` (a frame that did not check) up to `stop` are frames git's LF to
+ * CRLF conversion changed: one of them, read with each CR before an LF dropped, checks (magic,
+ * length, CRC). A frame holding a CR LF of its own does not read back: the next one is tried.
+ * `c`: the tape codec's readers (passed in: the codec imports this module).
+ *
+ * @example
+ * if (framesReadWithoutAddedCRs(buf, pos, next, codec)) throw convertedTape(file, 'LF to CRLF', pos)
+ */
+export function framesReadWithoutAddedCRs(buf: Uint8Array, pos: number, stop: number, c: FrameCodec): boolean {
+  for (let p = pos; p < stop; ) {
+    const head = withoutAddedCRs(buf, p, c.frameHeader);
+    if (head === undefined || !c.hasFrameMagic(head.bytes, 0)) return false;
+    const len = new DataView(head.bytes.buffer).getUint32(4);
+    const frame = len > c.maxRecord ? undefined : withoutAddedCRs(buf, p, c.frameHeader + len);
+    if (frame === undefined) return false;
+    if (c.frameChecks(frame.bytes)) return true;
+    p = frame.end;
+  }
+  return false;
+}
+
+/**
+ * Whether a header that did not check reads whole with each CR before an LF dropped (git's LF to
+ * CRLF). The magic's own CR LF is git's to keep (it adds no CR there): read past it.
+ *
+ * @example
+ * if (headerReadsWithoutAddedCRs(buf, file, codec)) throw convertedTape(file, 'LF to CRLF', 18)
+ */
+export function headerReadsWithoutAddedCRs(buf: Uint8Array, file: string, c: FrameCodec): boolean {
+  const m = c.magic.length;
+  for (let i = 0; i < m; i++) if (buf[i] !== c.magic[i]) return false;
+  const undone = (n: number): Uint8Array | undefined => {
+    const rest = withoutAddedCRs(buf, m, n - m);
+    if (rest === undefined) return undefined;
+    const out = new Uint8Array(n);
+    out.set(buf.subarray(0, m));
+    out.set(rest.bytes, m);
+    return out;
+  };
+  const fixed = undone(c.headerFixed);
+  const whole = fixed && undone(c.headerSpan(fixed));
+  if (whole === undefined) return false;
+  try {
+    c.parseHeader(whole, file);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -5,7 +5,7 @@
  * the same thing everywhere. The byte layout is specified in docs/tape-format.md.
  */
 import { addExtension, Unpackr } from 'msgpackr/unpack';
-import { convertedLineEndings, convertedTape, withoutAddedCRs } from './line-endings.ts';
+import { convertedLineEndings, convertedTape, framesReadWithoutAddedCRs, headerReadsWithoutAddedCRs, type FrameCodec } from './line-endings.ts';
 import { TapedeckError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 
@@ -281,7 +281,7 @@ function readHeader(buf: Uint8Array, file: string): { header: TapeHeader; end: n
     if (!(e instanceof TapedeckError && e.code === 'E_TAPE_CORRUPT')) throw e;
     // Not a damaged header to read past: the whole tape was changed (see convertedTape).
     if (e.details.converted) throw e;
-    if (headerReadsWithoutAddedCRs(buf, file)) throw convertedTape(file, 'LF to CRLF', HEADER_FIXED);
+    if (headerReadsWithoutAddedCRs(buf, file, CODEC)) throw convertedTape(file, 'LF to CRLF', HEADER_FIXED);
     const first = nextValidFrame(buf, 0);
     let magic = buf.length >= TAPE_MAGIC.length;
     for (let i = 0; magic && i < TAPE_MAGIC.length; i++) magic = buf[i] === TAPE_MAGIC[i];
@@ -469,7 +469,7 @@ export function parseTape(buf: Uint8Array, file: string, decode = true): TapeCon
     }
     const next = nextValidFrame(buf, pos + 1);
     // git's LF to CRLF, not damage: prune would drop every record it changed (see convertedTape).
-    if (framesReadWithoutAddedCRs(buf, pos, next < 0 ? buf.length : next)) throw convertedTape(file, 'LF to CRLF', pos);
+    if (framesReadWithoutAddedCRs(buf, pos, next < 0 ? buf.length : next, CODEC)) throw convertedTape(file, 'LF to CRLF', pos);
     if (next < 0 && c.torn) {
       warnings.push({
         code: 'E_TAPE_TORN_TAIL',
@@ -487,50 +487,6 @@ export function parseTape(buf: Uint8Array, file: string, decode = true): TapeCon
     pos = stop;
   }
   return { header, records, warnings, size: buf.length, headerEnd: end };
-}
-
-/**
- * Whether the bytes from `pos` (a frame that did not check) up to `stop` are frames git's LF to
- * CRLF conversion changed: one of them, read with each CR before an LF dropped, checks (magic,
- * length, CRC). A frame holding a CR LF of its own does not read back: the next one is tried.
- */
-function framesReadWithoutAddedCRs(buf: Uint8Array, pos: number, stop: number): boolean {
-  for (let p = pos; p < stop; ) {
-    const head = withoutAddedCRs(buf, p, FRAME_HEADER_SIZE);
-    if (head === undefined || !hasFrameMagic(head.bytes, 0)) return false;
-    const len = new DataView(head.bytes.buffer).getUint32(4);
-    const frame = len > MAX_RECORD_BYTES ? undefined : withoutAddedCRs(buf, p, FRAME_HEADER_SIZE + len);
-    if (frame === undefined) return false;
-    if (typeof checkFrame(frame.bytes, 0) === 'number') return true;
-    p = frame.end;
-  }
-  return false;
-}
-
-/**
- * Whether a header that did not check reads whole with each CR before an LF dropped (git's LF to
- * CRLF). The magic's own CR LF is git's to keep (it adds no CR there): read past it.
- */
-function headerReadsWithoutAddedCRs(buf: Uint8Array, file: string): boolean {
-  const m = TAPE_MAGIC.length;
-  for (let i = 0; i < m; i++) if (buf[i] !== TAPE_MAGIC[i]) return false;
-  const undone = (n: number): Uint8Array | undefined => {
-    const rest = withoutAddedCRs(buf, m, n - m);
-    if (rest === undefined) return undefined;
-    const out = new Uint8Array(n);
-    out.set(buf.subarray(0, m));
-    out.set(rest.bytes, m);
-    return out;
-  };
-  const fixed = undone(HEADER_FIXED);
-  const whole = fixed && undone(headerSpan(fixed));
-  if (whole === undefined) return false;
-  try {
-    parseHeader(whole, file);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**
@@ -585,3 +541,15 @@ export function decodeFrame(bytes: Uint8Array, frame: { offset: number; length: 
     });
   }
 }
+
+/** The frame and header readers line-endings.ts reads a converted tape back with. */
+const CODEC: FrameCodec = {
+  magic: TAPE_MAGIC,
+  headerFixed: HEADER_FIXED,
+  frameHeader: FRAME_HEADER_SIZE,
+  maxRecord: MAX_RECORD_BYTES,
+  hasFrameMagic,
+  frameChecks: (b) => typeof checkFrame(b, 0) === 'number',
+  headerSpan,
+  parseHeader,
+};
