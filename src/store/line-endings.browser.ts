@@ -1,5 +1,9 @@
 /** line-endings.ts for browser builds: not told apart from other damage in a page. */
 import type { TapedeckError } from '../errors.ts';
+// The tape codec's readers: a type only (erased), so line-endings.ts stays out of the page.
+import type { FrameCodec } from './line-endings.ts';
+
+export type { FrameCodec };
 
 export function convertedLineEndings(_buf: Uint8Array): 'LF to CRLF' | 'CRLF to LF' | undefined {
   return undefined;
@@ -11,18 +15,6 @@ export function withoutAddedCRs(_buf: Uint8Array, _from: number, _n: number): { 
 
 export function convertedTape(_file: string, _how: string, _at?: number): TapedeckError {
   throw new Error('unreachable in a page');
-}
-
-/** The tape codec's readers (see line-endings.ts); unused in a page. */
-export interface FrameCodec {
-  magic: Readonly<Uint8Array>;
-  headerFixed: number;
-  frameHeader: number;
-  maxRecord: number;
-  hasFrameMagic(buf: Uint8Array, at: number): boolean;
-  frameChecks(frame: Uint8Array): boolean;
-  headerSpan(fixed: Uint8Array): number;
-  parseHeader(buf: Uint8Array, file: string): unknown;
 }
 
 export function framesReadWithoutAddedCRs(_buf: Uint8Array, _pos: number, _stop: number, _c: FrameCodec): boolean {
