@@ -1,7 +1,7 @@
 // What a beforeRecord or beforeReplay hook leaves (returned, or changed in place and nothing
 // returned) is checked before it is stored or served: a bad status, header, URL, body or event
 // list is an E_HOOK naming the hook, the route, the member and the fix, reported as a hook that
-// throws is (a 500 with x-should-retry: false, onWarning / the stderr of tapedeck serve), never
+// throws is (a 400 with x-should-retry: false, onWarning / the stderr of tapedeck serve), never
 // a tape that fails later as "a bug in tapedeck". A custom `match` is only offered recordings of
 // the request's answer shape, and an async `match` or hook is refused where each entry point is
 // made. With the real OpenAI SDK against the loopback fake provider.
@@ -80,7 +80,7 @@ const BAD: { name: string; hook: RecordingHook; member: string; streams: 'plain'
 const casesFor = (kind: 'plain' | 'stream') => BAD.filter((c) => c.streams === kind || c.streams === 'both');
 
 describe('a beforeRecord hook that leaves a bad recording (createFetch)', () => {
-  it('a plain answer: the caller gets a 500 E_HOOK naming the member, the route and the fix; onWarning says it; nothing is recorded', async () => {
+  it('a plain answer: the caller gets a 400 E_HOOK naming the member, the route and the fix; onWarning says it; nothing is recorded', async () => {
     for (const c of casesFor('plain')) {
       const tape = join(dir, `record-plain-${c.name.replace(/\W+/g, '-')}.tape`);
       const warnings: string[] = [];
@@ -88,7 +88,7 @@ describe('a beforeRecord hook that leaves a bad recording (createFetch)', () => 
       const { ok, error } = await outcome(ask(client(f), `record ${c.name}`));
       await f.close();
       expect(ok, c.name).toBeUndefined();
-      expect(error?.status, c.name).toBe(500);
+      expect(error?.status, c.name).toBe(400);
       expect(error?.code, c.name).toBe('E_HOOK');
       expect(error?.headers?.get('x-should-retry'), c.name).toBe('false');
       expect(error?.message, c.name).toContain(c.member);
@@ -147,7 +147,7 @@ describe('a beforeRecord hook that leaves a bad recording (createFetch)', () => 
 });
 
 describe('a beforeReplay hook that leaves a bad recording (createFetch)', () => {
-  it('the request is a 500 E_HOOK naming the member, plain or streamed; the tape is not blamed', async () => {
+  it('the request is a 400 E_HOOK naming the member, plain or streamed; the tape is not blamed', async () => {
     const tape = join(dir, 'replay-bad.tape');
     const rec = createFetch({ tape, mode: 'record', fetch: globalThis.fetch });
     await ask(client(rec), 'stored plain');
@@ -159,7 +159,7 @@ describe('a beforeReplay hook that leaves a bad recording (createFetch)', () => 
         const { error } = await outcome(kind === 'plain' ? ask(client(f), 'stored plain') : askStream(client(f), 'stored stream'));
         await f.close();
         const what = `${kind}: ${c.name}`;
-        expect(error?.status, what).toBe(500);
+        expect(error?.status, what).toBe(400);
         expect(error?.code, what).toBe('E_HOOK');
         expect(error?.headers?.get('x-should-retry'), what).toBe('false');
         expect(error?.message, what).toContain(c.member);
@@ -171,7 +171,7 @@ describe('a beforeReplay hook that leaves a bad recording (createFetch)', () => 
 });
 
 describe('tapedeck serve --hooks with a hook that leaves a bad recording', () => {
-  it('beforeRecord and beforeReplay: the client gets 500 E_HOOK (x-should-retry: false), the stderr of serve names the route, the hook and the member', async () => {
+  it('beforeRecord and beforeReplay: the client gets 400 E_HOOK (x-should-retry: false), the stderr of serve names the route, the hook and the member', async () => {
     const mod = join(dir, 'bad-hooks.mjs');
     writeFileSync(
       mod,
@@ -195,7 +195,7 @@ export function beforeReplay(r) { r.response.headers['x-note'] = 'a\\r\\nx-injec
       [status, 'response.status 999'],
       [nullHeaders, 'response.headers null'],
     ] as const) {
-      expect(got.error?.status, member).toBe(500);
+      expect(got.error?.status, member).toBe(400);
       expect(got.error?.code, member).toBe('E_HOOK');
       expect(got.error?.headers?.get('x-should-retry'), member).toBe('false');
       expect(got.error?.message, member).toContain(member);
@@ -207,7 +207,7 @@ export function beforeReplay(r) { r.response.headers['x-note'] = 'a\\r\\nx-injec
     const replayed = await outcome(ask(client(globalThis.fetch, `${await replaying.url}/v1`), 'fine'));
     replaying.child.kill('SIGTERM');
     await replaying.exited;
-    expect(replayed.error?.status).toBe(500);
+    expect(replayed.error?.status).toBe(400);
     expect(replayed.error?.code).toBe('E_HOOK');
     expect(replaying.stderr()).toContain('E_HOOK The beforeReplay hook left response.headers["x-note"] "a\\r\\nx-injected: 1" for POST /v1/chat/completions');
   });

@@ -1,7 +1,7 @@
 // A beforeRecord hook that fails on a streamed answer being recorded: the failure is always
 // reported (onWarning, so the stderr of tapedeck serve, naming the route, the hook and the fix),
 // the client's stream ends so its SDK raises (cut, as for a failed record: docs/modes.md rule
-// 17), and an answer of which nothing was sent yet is a 500 E_HOOK. An async hook is refused
+// 17), and an answer of which nothing was sent yet is a 400 E_HOOK. An async hook is refused
 // where it is given, before any request.
 import OpenAI from 'openai';
 import { existsSync, writeFileSync } from 'node:fs';
@@ -76,7 +76,7 @@ describe('a beforeRecord hook that fails on a streamed answer, through the proxy
     }
   });
 
-  it('an answer of which nothing was sent yet (it came in one read) is a 500 E_HOOK, not an empty reply', async () => {
+  it('an answer of which nothing was sent yet (it came in one read) is a 400 E_HOOK, not an empty reply', async () => {
     const up = await oneWriteUpstream();
     const tape = join(dir, 'one-read.tape');
     const warnings: string[] = [];
@@ -90,7 +90,7 @@ describe('a beforeRecord hook that fails on a streamed answer, through the proxy
     up.server.close();
     expect(res).toBeInstanceOf(Response);
     const r = res as Response;
-    expect(r.status).toBe(500);
+    expect(r.status).toBe(400);
     expect(r.headers.get('x-should-retry')).toBe('false');
     const body = (await r.json()) as { error: { code: string; message: string } };
     expect(body.error.code).toBe('E_HOOK');

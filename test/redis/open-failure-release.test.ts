@@ -43,11 +43,12 @@ redisDescribe('a store that connects and then fails to open', () => {
     expect(await connectionsOf(redis.port, 'readonly')).toBe(0);
   });
 
-  it('createFetch: the call gets 503, close() resolves, and no connection is left open', async () => {
+  // A 400, not a 503: an ACL refusal answers every call the same, and the AI SDK retries any 5xx.
+  it('createFetch: the call gets 400, close() resolves, and no connection is left open', async () => {
     const store = `redis://readonly:rop@127.0.0.1:${redis.port}/0?namespace=${freshNamespace('noperm-fetch')}`;
     const f = createFetch({ store, mode: 'replay', summary: false });
     const res = await f('http://127.0.0.1:9/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'acl' }] }) });
-    expect(res.status).toBe(503);
+    expect(res.status).toBe(400);
     expect(await res.text()).toContain('NOPERM');
     await f.close();
     expect(await connectionsOf(redis.port, 'readonly')).toBe(0);
