@@ -19,6 +19,11 @@ export interface ErrorStyle {
    * message on one line, and of the details only `code`, `difference`, `kind` and `route`.
    */
   short?: boolean;
+  /**
+   * For clients that read OpenAI's nested `error` alone and show the whole body (the Python
+   * SDKs, whose `str(e)` is the body's repr): the message once, not also at the top level.
+   */
+  nested?: boolean;
 }
 
 /**

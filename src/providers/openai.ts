@@ -186,7 +186,8 @@ export const openai: ProviderModule = {
     // fails; nothing in their requests says which provider they are. SDKs that show a top-level
     // `message`, else the whole body (groq-sdk, together-ai), show the message alone. OpenAI's
     // SDKs read `error` only.
-    return { body: safeJSON({ object: 'error', message, type, param: '', code: e.code, error: { message, type, param: null, code: e.code, tapedeck: errorDetails(e, style) } }) };
+    const error = { message, type, param: null, code: e.code, tapedeck: errorDetails(e, style) };
+    return { body: safeJSON(style?.nested ? { error } : { object: 'error', message, type, param: '', code: e.code, error }) };
   },
   fault(fault: StatusFault, message: string): FaultAnswer {
     // OpenAI's own: a 429 names the limit hit, a 500 is a server_error, overload is a 503.

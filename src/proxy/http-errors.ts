@@ -123,6 +123,19 @@ export function showsWholeBody(headers: Record<string, string | string[] | undef
 }
 
 /**
+ * Whether a client reads only OpenAI's nested `error` and shows the whole body: a Python SDK
+ * (`x-stainless-lang: python`, or Python in its user agent), for which a top-level copy of the
+ * message would only print it twice.
+ *
+ * @example
+ * readsNestedOnly({ 'x-stainless-lang': 'python' }) // true
+ */
+export function readsNestedOnly(headers: Record<string, string | string[] | undefined>): boolean {
+  const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) ?? '';
+  return one(headers['x-stainless-lang']).toLowerCase() === 'python' || /python/i.test(one(headers['user-agent']));
+}
+
+/**
  * The user agents of the JavaScript Stainless SDKs that show an error's `error.message` alone
  * (OpenAI's client classes are named in theirs: `OpenAI/JS`, `AzureOpenAI/JS`; Anthropic's
  * clients, Bedrock's and Vertex's included, all send `Anthropic/JS`).
@@ -190,7 +203,7 @@ export function errorBody(e: TapedeckError, shape: ErrorShape, status: number, s
  * errorAnswer(new TapedeckError('E_MISS', 'no recording'), '/v1/messages', {}, 404).headers['x-should-retry'] // 'false'
  */
 export function errorAnswer(e: TapedeckError, path: string, headers: Record<string, string | string[] | undefined>, status: number, short = false, final = false): { body: string; headers: Record<string, string> } {
-  const a = errorModuleOf(path, headers).errorAnswer(e, status, { short });
+  const a = errorModuleOf(path, headers).errorAnswer(e, status, { short, nested: readsNestedOnly(headers) });
   return { body: a.body, headers: { ...errorHeaders(e, final), ...a.headers } };
 }
 
