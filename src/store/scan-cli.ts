@@ -151,9 +151,11 @@ export async function scanCommand(args: string[]): Promise<number> {
       if (r.damage > 0) damaged.push(file);
     };
     if (staged) {
+      // Outside a repository stagedTapes() says so, in one line, before git is asked anything else.
+      const tapes = stagedTapes();
       // git names staged files from the top of the work tree, wherever scan runs.
       const top = git(['rev-parse', '--show-toplevel']).toString('utf8').trim();
-      for (const t of stagedTapes()) {
+      for (const t of tapes) {
         const p = parseTape(t.bytes, t.file);
         await scan(t.file, { records: p.records, warnings: p.warnings, size: () => t.bytes.length, bytes: async (s, e) => t.bytes.subarray(s, e) });
         await checkRuns(t.file, join(top, t.file));
