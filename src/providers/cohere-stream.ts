@@ -32,7 +32,8 @@ const isCohereEvent = (v: unknown): boolean => isObj(v) && typeof v.event_type =
 export function cohereStreamComplete(contentType: string | readonly string[] | undefined | null, bytes: Uint8Array | string): boolean {
   const ct = Array.isArray(contentType) ? contentType[0] : contentType;
   if (typeof ct !== 'string' || !LINES_TYPE.test(ct.trim())) return true;
-  const { values } = parseNdjson(bytes);
-  if (!isCohereEvent(values[0])) return true;
-  return ndjsonComplete(bytes, (v) => isObj(v) && v.event_type === 'stream-end' && v.is_finished === true);
+  // Parsed once: the first value tells a Cohere stream, and the whole parse judges it.
+  const parsed = parseNdjson(bytes);
+  if (!isCohereEvent(parsed.values[0])) return true;
+  return ndjsonComplete(parsed, (v) => isObj(v) && v.event_type === 'stream-end' && v.is_finished === true);
 }

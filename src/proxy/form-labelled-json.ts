@@ -8,6 +8,7 @@
 
 import type { IncomingHttpHeaders } from 'node:http';
 import { routeOf } from '../providers/index.ts';
+import { firstNonSpace } from '../store/http-body.ts';
 
 // Tested in place: a slice lowercased would make a string for every request the proxy reads.
 const FORM = /^application\/x-www-form-urlencoded/i;
@@ -23,8 +24,6 @@ const FORM = /^application\/x-www-form-urlencoded/i;
 export function jsonLabelled(headers: IncomingHttpHeaders, method: string, url: string, body: Uint8Array): IncomingHttpHeaders {
   const type = headers['content-type'];
   if (type === undefined || !FORM.test(type)) return headers;
-  let i = 0;
-  while (i < body.length && (body[i] === 0x20 || body[i] === 0x0a || body[i] === 0x0d || body[i] === 0x09)) i++;
-  if (body[i] !== 0x7b || routeOf({ method, url })?.provider.name !== 'ollama') return headers;
+  if (firstNonSpace(body) !== 0x7b || routeOf({ method, url })?.provider.name !== 'ollama') return headers;
   return { ...headers, 'content-type': 'application/json' };
 }

@@ -179,6 +179,19 @@ function redactForm(text: string, r: Redactor): string {
 }
 
 /**
+ * The first byte of a body after JSON's white space (space, tab, CR, LF), or undefined for a
+ * body of white space alone: `{` or `[` tells JSON text where a label does not.
+ *
+ * @example
+ * firstNonSpace(Buffer.from(' {"a":1}')) // 0x7b
+ */
+export function firstNonSpace(body: Uint8Array): number | undefined {
+  let i = 0;
+  while (i < body.length && (body[i] === 0x20 || body[i] === 0x0a || body[i] === 0x0d || body[i] === 0x09)) i++;
+  return body[i];
+}
+
+/**
  * A body's JSON parse when it is a JSON object or array (UTF-8), else undefined. A form's text
  * (`a=1&b=2`) never parses as one, so real forms are keyed and stored as they were.
  *
@@ -187,9 +200,8 @@ function redactForm(text: string, r: Redactor): string {
  * jsonDocument(Buffer.from('model=m'))        // undefined
  */
 export function jsonDocument(body: Uint8Array): { value: unknown } | undefined {
-  let i = 0;
-  while (i < body.length && (body[i] === 0x20 || body[i] === 0x0a || body[i] === 0x0d || body[i] === 0x09)) i++;
-  if (body[i] !== 0x7b && body[i] !== 0x5b) return undefined;
+  const first = firstNonSpace(body);
+  if (first !== 0x7b && first !== 0x5b) return undefined;
   try {
     const value: unknown = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body));
     return value !== null && typeof value === 'object' ? { value } : undefined;

@@ -742,12 +742,10 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     while (taken(`${name}#${i}`)) i++;
     return `${name}#${i}`;
   };
-  /** Whether an object has a member whose name holds a credential (see memberName). */
-  const credentialNamed = (keys: readonly string[]): boolean => {
-    if (!scan) return false;
-    for (const k of keys) if (k.length >= 16 && memberName(k) !== k) return true;
-    return false;
-  };
+  /** Whether a member's name holds a credential, which value() masks (see memberName). */
+  const nameHoldsCredential = (k: string): boolean => scan && k.length >= 16 && memberName(k) !== k;
+  /** Whether an object has a member whose name holds a credential. */
+  const credentialNamed = (keys: readonly string[]): boolean => scan && keys.some(nameHoldsCredential);
   /**
    * A copy of an object with its members' names masked (memberName), in their order, each value
    * as `valueOf` gives it.
@@ -870,7 +868,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
       for (const k of Object.keys(o)) {
         const x = o[k];
         // A name holding a credential is masked by value() too (renamed, so two stay two).
-        if (masks(k, x) || (scan && k.length >= 16 && memberName(k) !== k)) return true;
+        if (masks(k, x) || nameHoldsCredential(k)) return true;
         if (x !== null && typeof x === 'object') stack.push(x);
       }
     }

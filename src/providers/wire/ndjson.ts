@@ -88,13 +88,14 @@ export function parseNdjson(input: Uint8Array | string): NdjsonValues {
 /**
  * Whether an NDJSON stream is a whole answer: every line is JSON, none reports an `error`, and
  * the last value is one `isFinal` accepts (Ollama: `done: true`). A stream cut before its final
- * object, or inside it, is not whole.
+ * object, or inside it, is not whole. `input` may be the stream already parsed (parseNdjson), by
+ * a caller that looked at its values first.
  *
  * @example
  * ndjsonComplete('{"done":false}\n', (v) => (v as { done?: unknown }).done === true) // false
  */
-export function ndjsonComplete(input: Uint8Array | string, isFinal: (value: unknown) => boolean): boolean {
-  const { values, bad, partial } = parseNdjson(input);
+export function ndjsonComplete(input: Uint8Array | string | NdjsonValues, isFinal: (value: unknown) => boolean): boolean {
+  const { values, bad, partial } = typeof input === 'string' || input instanceof Uint8Array ? parseNdjson(input) : input;
   if (bad > 0 || partial !== '' || values.length === 0) return false;
   for (const v of values) if (v !== null && typeof v === 'object' && 'error' in v) return false;
   return isFinal(values[values.length - 1]);

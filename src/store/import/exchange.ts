@@ -437,3 +437,13 @@ export function firstNonUtf8(b: Uint8Array): number {
   }
   return -1;
 }
+
+/**
+ * How a byte that is no UTF-8 is named in an error: its offset and value.
+ *
+ * @example
+ * notUtf8Byte(Buffer.from('caf\xe9', 'latin1'), 3) // 'byte 3 (0xe9) is no UTF-8'
+ */
+export function notUtf8Byte(b: Uint8Array, at: number): string {
+  return `byte ${at} (0x${b[at]!.toString(16).padStart(2, '0')}) is no UTF-8`;
+}

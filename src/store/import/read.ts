@@ -8,7 +8,7 @@
 import { isUtf8 } from 'node:buffer';
 import { statSync } from 'node:fs';
 import { TapedeckError } from '../../errors.ts';
-import { badFile, firstNonUtf8, isObject, type ReadResult } from './exchange.ts';
+import { badFile, firstNonUtf8, isObject, notUtf8Byte, type ReadResult } from './exchange.ts';
 import { isFixtures, readFixtures } from './fixtures.ts';
 import { parseJsonFile, readHar } from './har.ts';
 import { parseJson5 } from './json5.ts';
@@ -159,7 +159,7 @@ export function refuseNotUtf8(file: string, bytes: Uint8Array, format: ImportFor
   refuseBinary(file, b.toString('utf8', 0, Math.min(b.length, 4096)), format);
   const at = firstNonUtf8(b);
   const what = format === undefined ? 'a recording' : FORMAT_WORDS[format];
-  throw new TapedeckError('E_IMPORT_FORMAT', `${file} is not UTF-8 text: byte ${at} (0x${b[at]!.toString(16).padStart(2, '0')}) is no UTF-8, and ${what} is read as UTF-8 text; no tape written.`, {
+  throw new TapedeckError('E_IMPORT_FORMAT', `${file} is not UTF-8 text: ${notUtf8Byte(b, at)}, and ${what} is read as UTF-8 text; no tape written.`, {
     file,
     offset: at,
     ...(format !== undefined ? { format } : {}),

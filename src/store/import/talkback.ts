@@ -24,7 +24,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { TapedeckError } from '../../errors.ts';
-import { addHeader, badFile, base64Bytes, decodedBody, FieldError, firstNonUtf8, headerValue, isObject, readEntries, response, streamChunks, utf8Bytes, type Exchange, type ImportHeaders, type ReadResult } from './exchange.ts';
+import { addHeader, badFile, base64Bytes, decodedBody, FieldError, firstNonUtf8, headerValue, notUtf8Byte, isObject, readEntries, response, streamChunks, utf8Bytes, type Exchange, type ImportHeaders, type ReadResult } from './exchange.ts';
 import { Json5SyntaxError, parseJson5 } from './json5.ts';
 
 const FORMAT = 'talkback tape';
@@ -192,7 +192,7 @@ function fileExchange(dir: string, rel: string, i: number): Exchange {
   }
   // Decoded as is, a byte that is no UTF-8 (a Latin-1 `é`) would be imported as U+FFFD.
   const bad = firstNonUtf8(bytes);
-  if (bad >= 0) throw new FieldError('(tape)', `is not UTF-8 text: byte ${bad} (0x${bytes[bad]!.toString(16).padStart(2, '0')}) is no UTF-8 (convert the file to UTF-8: iconv -f LATIN1 -t UTF-8)`);
+  if (bad >= 0) throw new FieldError('(tape)', `is not UTF-8 text: ${notUtf8Byte(bytes, bad)} (convert the file to UTF-8: iconv -f LATIN1 -t UTF-8)`);
   const text = bytes.toString('utf8');
   let doc: unknown;
   try {
