@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import type {} from 'vitest/config';
 import type { Reporter, TestModule, Vite, Vitest } from 'vitest/node';
 import { tapeModeOfViteMode } from './mode-flag.ts';
-import type {} from './provided.ts';
+import type { ProvidedTapedeck } from './provided.ts';
 import { formatSummary, lateCalls, pruneUnused, readTapeReports, runFailure, summarizeRun, type RunSummary } from '../testing/run-report.ts';
 import { pruneRequested } from '../testing/mode.ts';
 import { vitestCommand } from './test-command.ts';
@@ -65,13 +65,25 @@ const PLUGIN_OPTIONS = optionNames<TapedeckPluginOptions>()(['store', 'prune', '
  */
 export class TapedeckReporter implements Reporter {
   private vitest: Vitest | undefined;
+  /** The stores of every plugin that shares this run (a project's config may name its own). */
+  private readonly stores: (string | undefined)[];
+  /** @internal Told the run once vitest initializes this reporter (see runShare). */
+  joined: ((vitest: Vitest) => void) | undefined;
   constructor(
     readonly runDir: string,
     private readonly opts: TapedeckPluginOptions = {},
-  ) {}
+  ) {
+    this.stores = [opts.store];
+  }
 
   onInit(vitest: Vitest): void {
     this.vitest = vitest;
+    this.joined?.(vitest);
+  }
+
+  /** @internal Another project's plugin joined the run with its store. */
+  addStore(store: string | undefined): void {
+    if (!this.stores.includes(store)) this.stores.push(store);
   }
 
   onTestRunStart(): void {
@@ -83,10 +95,10 @@ export class TapedeckReporter implements Reporter {
   async onTestRunEnd(modules: ReadonlyArray<TestModule>, _errors: ReadonlyArray<unknown>, reason: string): Promise<void> {
     const reports = readTapeReports(this.runDir);
     if (reports.length === 0) return;
-    const stores = [this.opts.store];
+    const stores = this.stores;
     const summary = await summarizeRun(reports, { stores, testFiles: this.completeFiles(modules) });
     const log = (s: string) => (this.vitest ? this.vitest.logger.log(s) : console.log(s));
-    const cmd = this.opts.testCommand ?? 'npx vitest run';
+    const cmd = this.opts.testCommand ?? (this.vitest ? vitestCommand(this.vitest.config.config, this.vitest.config.root) : 'npx vitest run');
     let pruned = 0;
     if (summary.unused > 0 && (this.opts.prune ?? pruneRequested())) {
       // A late call's recording was not asked for by any test: it would look unused.
@@ -99,7 +111,7 @@ export class TapedeckReporter implements Reporter {
     }
     // The workers took the store from TAPEDECK_STORE unless the plugin gave one: so must the prune.
     const env = process.env[STORE_ENV];
-    const storeEnv = !this.opts.store && env && summary.tapes.some((t) => t.store) ? `${STORE_ENV}=${shellQuote(maskRedisUrl(env))} ` : '';
+    const storeEnv = !this.stores.some((st) => st) && env && summary.tapes.some((t) => t.store) ? `${STORE_ENV}=${shellQuote(maskRedisUrl(env))} ` : '';
     if (this.opts.summary !== false) log(formatSummary(summary, { root: this.vitest?.config.root, pruneCommand: pruned ? undefined : `${storeEnv}TAPEDECK_PRUNE=1 ${cmd}`, pruned: pruned > 0 }));
     if (this.opts.summary !== false && this.opts.drift !== false) {
       const written = summary.tapes.filter((t) => t.added > 0 && !t.store).map((t) => t.tape);
@@ -150,6 +162,71 @@ export class TapedeckReporter implements Reporter {
 }
 
 /**
+ * What the plugin instances of one vitest run share. A monorepo's `test.projects` loads a config
+ * per project, each with its own plugin: were each to make its own run directory and summary,
+ * each summary would take the tapes of the other projects' passing test files for tapes no test
+ * opened, and a prune would delete them. One run, one directory, one reporter.
+ */
+interface RunShare {
+  readonly runDir: string;
+  readonly reporter: TapedeckReporter;
+  /** The vitest the run belongs to, once known. */
+  vitest: Vitest | undefined;
+  /** Set by a root config that lists projects: the mode and store it gives every project. */
+  fromRoot: (() => { mode: string | undefined; store: string | undefined }) | undefined;
+  /** What the workers of a project are given. */
+  context(vitest: Vitest, o: { mode: string | undefined; store: string | undefined }): ProvidedTapedeck;
+  /** Ties the run to `vitest`: its reporter joins, and its directory goes when vitest closes. */
+  adopt(vitest: Vitest): void;
+}
+
+// On globalThis: each config file is bundled and loaded on its own, and a copy of this module
+// loaded twice must still find the run.
+const SHARED_RUN = Symbol.for('llm-tapedeck.vitest-run');
+
+/** The run the plugin instances of one vitest share, made by the first that asks. */
+function runShare(opts: TapedeckPluginOptions, vitest?: Vitest): RunShare {
+  const slot = globalThis as { [SHARED_RUN]?: RunShare };
+  const current = slot[SHARED_RUN];
+  if (current !== undefined && (vitest === undefined || current.vitest === undefined || current.vitest === vitest)) return current;
+  const runDir = mkdtempSync(join(tmpdir(), 'tapedeck-run-'));
+  // Workers inherit it: every writer of this test run (ReplayCache opened by hand too) is
+  // one run, so no worker replaces another's recordings (docs/modes.md).
+  process.env.TAPEDECK_RUN_ID ??= `run-dir:${runDir}`;
+  const reporter = new TapedeckReporter(runDir, opts);
+  const run: RunShare = {
+    runDir,
+    reporter,
+    vitest: undefined,
+    fromRoot: undefined,
+    context: (v, o) => ({ runDir, root: v.config.root, testCommand: opts.testCommand ?? vitestCommand(v.config.config, v.config.root), ...(o.mode ? { mode: o.mode } : {}), ...(o.store ? { store: o.store } : {}) }),
+    adopt(v) {
+      if (run.vitest === v) return;
+      run.vitest = v;
+      // The reporter removes it after a run's summary; a run that opened no tape, or that
+      // vitest ended before any test ran (no test at a given line), has none, and the folder
+      // would stay behind in the temp directory.
+      v.onClose(() => {
+        rmSync(runDir, { recursive: true, force: true });
+        if (slot[SHARED_RUN] === run) slot[SHARED_RUN] = undefined;
+      });
+      const reporters = v.config.reporters as unknown[];
+      if (!reporters.includes(reporter)) {
+        reporter.onInit(v);
+        reporters.push(reporter);
+      }
+    },
+  };
+  reporter.joined = (v) => {
+    run.adopt(v);
+    const root = run.fromRoot?.();
+    if (root !== undefined) v.getRootProject().provide('tapedeck', run.context(v, root));
+  };
+  slot[SHARED_RUN] = run;
+  return run;
+}
+
+/**
  * The vitest plugin: `vitest --mode record|update|replay|passthrough` sets the tape mode, and
  * the run ends with the tapedeck summary.
  *
@@ -162,38 +239,36 @@ export function tapedeck(opts: TapedeckPluginOptions = {}): Vite.Plugin {
   // A test tape's option given to the plugin (mode, redact, match) does nothing here: each
   // test's fixture takes those. Said where the config is read, not left to a silent run.
   checkOptionNames(opts, PLUGIN_OPTIONS, 'tapedeck() plugin', "docs/vitest.md; a test tape's own options go to tapedeckFixtures");
-  let viteMode: string | undefined;
-  let runDir: string | undefined;
-  let reporter: TapedeckReporter | undefined;
   let warned = false;
+  const modeOf = (viteMode: string | undefined) => {
+    const { mode, warning } = tapeModeOfViteMode(viteMode);
+    if (warning !== undefined && !warned) {
+      warned = true;
+      process.stderr.write(`${warning}\n`);
+    }
+    return mode;
+  };
   return {
     name: 'llm-tapedeck',
-    config(_config, env) {
-      viteMode = env.mode;
+    config(config, env) {
+      // A root config that lists projects is no project itself: vitest calls configureVitest only
+      // for the projects, which load their own configs. The plugin here still speaks for the whole
+      // run: its reporter joins the root's reporters, and once it has the run it provides the
+      // tapedeck context to the root, which every project inherits.
+      const test = (config as { test?: { projects?: unknown; reporters?: unknown } }).test;
+      if (test?.projects === undefined) return;
+      const run = runShare(opts);
+      run.fromRoot = () => ({ mode: modeOf(env.mode), store: opts.store });
+      const given = test.reporters === undefined ? ['default'] : Array.isArray(test.reporters) ? test.reporters : [test.reporters];
+      if (!given.includes(run.reporter)) test.reporters = [...given, run.reporter];
     },
     configureVitest({ vitest, project }) {
-      if (runDir === undefined) {
-        const made = (runDir = mkdtempSync(join(tmpdir(), 'tapedeck-run-')));
-        // The reporter removes it after a run's summary; a run that opened no tape, or that
-        // vitest ended before any test ran (no test at a given line), has none, and the folder
-        // would stay behind in the temp directory.
-        vitest.onClose(() => rmSync(made, { recursive: true, force: true }));
-      }
-      // Workers inherit it: every writer of this test run (ReplayCache opened by hand too) is
-      // one run, so no worker replaces another's recordings (docs/modes.md).
-      process.env.TAPEDECK_RUN_ID ??= `run-dir:${runDir}`;
-      const { mode, warning } = tapeModeOfViteMode(viteMode);
-      if (warning !== undefined && !warned) {
-        warned = true;
-        process.stderr.write(`${warning}\n`);
-      }
-      const testCommand = opts.testCommand ?? vitestCommand(vitest.config.config, vitest.config.root);
-      project.provide('tapedeck', { runDir, root: vitest.config.root, testCommand, ...(mode ? { mode } : {}), ...(opts.store ? { store: opts.store } : {}) });
-      if (!reporter) {
-        reporter = new TapedeckReporter(runDir, { ...opts, testCommand });
-        reporter.onInit(vitest);
-        (vitest.config.reporters as unknown[]).push(reporter);
-      }
+      const run = runShare(opts, vitest);
+      // The run's `--mode`, the root server's: a project's own config is loaded in Vite's default.
+      const mode = modeOf(vitest.vite?.config.mode);
+      project.provide('tapedeck', run.context(vitest, { mode, store: opts.store }));
+      run.reporter.addStore(opts.store);
+      run.adopt(vitest);
     },
   };
 }
