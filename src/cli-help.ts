@@ -34,16 +34,19 @@ the "messages" member of a request object, then the digest of the whole list.
 Example:
   tapedeck paths request.json
 `,
-  key: `Usage: tapedeck key [file] [--ignore a,b]
+  key: `Usage: tapedeck key [file] [--ignore a,b] [--route 'POST /path']
 
 Print what the matcher keys an LLM request body by: the provider shape, the request key, the
 signature and the hashes of the normalized messages (docs/matching.md).
 
 Options:
   --ignore <a,b>     Request arguments to leave out of the key (like ignoreArgs)
+  --route <route>    The method and path the body was sent to (a record's "route" in
+                     tapedeck export): Gemini and Bedrock name the model and operation there
 
 Example:
   tapedeck key request.json
+  tapedeck key body.json --route 'POST /v1beta/models/gemini-2.5-flash:generateContent'
 `,
   verify: `Usage: tapedeck verify <tape>
        tapedeck verify <redis-url> [--namespace NS]

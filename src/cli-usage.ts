@@ -40,7 +40,7 @@ const USAGE: Readonly<Record<string, { options: readonly string[]; most: number;
   canonical: { options: ['--ignore'], most: 1, what: 'one JSON file (or stdin)', example: 'tapedeck canonical request.json' },
   hash: { options: ['--ignore'], most: 1, what: 'one JSON file (or stdin)', example: 'tapedeck hash request.json' },
   paths: { options: ['--ignore'], most: 1, what: 'one JSON file (or stdin)', example: 'tapedeck paths request.json' },
-  key: { options: ['--ignore'], most: 1, what: 'one JSON file (or stdin)', example: 'tapedeck key request.json' },
+  key: { options: ['--ignore', '--route'], most: 1, what: 'one JSON file (or stdin)', example: 'tapedeck key request.json' },
   verify: { options: [], most: 1, what: 'one tape', example: 'tapedeck verify recordings/app.tape' },
   inspect: { options: [], most: 1, what: 'one tape', example: 'tapedeck inspect recordings/app.tape' },
   prune: { options: [], most: 1, what: 'one tape', example: 'tapedeck prune recordings/app.tape' },

@@ -239,13 +239,22 @@ function main(argv: string[]): number | Promise<number> {
   if (argv[0] === 'stats') return import('./drift/cli.ts').then((m) => m.statsCommand(argv.slice(1)));
   // rerecord records through createFetch, which the drift layer may not import: wired here.
   if (argv[0] === 'rerecord') {
-    return Promise.all([import('./drift/cli.ts'), import('./proxy/fetch.ts')]).then(([m, f]) =>
+    return Promise.all([import('./drift/cli.ts'), import('./proxy/fetch.ts'), import('./proxy/aws-resign.ts'), import('./proxy/sigv4.ts')]).then(([m, f, aws, sigv4]) =>
       m
-        .rerecordCommand(argv.slice(1), (tape) => {
-          const rec = f.createFetch({ tape, mode: 'record' });
-          // Under a prefix, recorded as the proxy recorded it: the request path after the prefix.
-          return { fetch: (url, init, upstreamPath) => (upstreamPath ? f.fetchUnder(rec, url, init, upstreamPath) : rec(url, init)), close: () => rec.close() };
-        })
+        .rerecordCommand(
+          argv.slice(1),
+          (tape) => {
+            const rec = f.createFetch({ tape, mode: 'record' });
+            // Under a prefix, recorded as the proxy recorded it: the request path after the prefix.
+            return { fetch: (url, init, upstreamPath) => (upstreamPath ? f.fetchUnder(rec, url, init, upstreamPath) : rec(url, init)), close: () => rec.close() };
+          },
+          process.env,
+          // Bedrock recordings are signed again with the AWS credentials tapedeck serve re-signs with.
+          (env) => {
+            const creds = aws.awsCredentialsFromEnv(env);
+            return creds && ((req, scope) => sigv4.signSigV4(req, creds, scope));
+          },
+        )
         .then((code) => process.exit(exitCode(code))),
     );
   }
@@ -261,6 +270,7 @@ function main(argv: string[]): number | Promise<number> {
   /** The options given, as their names (`--ignore` for `--ignore=a,b`), checked once the command is known. */
   const given: string[] = [];
   let ignoreKeys: string[] | undefined;
+  let route: string | undefined;
   let force = false;
   let har = false;
   let skipBad = false;
@@ -288,6 +298,9 @@ function main(argv: string[]): number | Promise<number> {
       const v = a === '--ignore' ? argv[++i] : a.slice(9);
       ignoreKeys = (v ?? '').split(',').filter(Boolean);
       if (v === undefined || v.startsWith('-') || ignoreKeys.length === 0) throw usageError('--ignore needs a value.', 'tapedeck import session.har app.tape --ignore user,metadata');
+    } else if (a === '--route' || a.startsWith('--route=')) {
+      route = a === '--route' ? argv[++i] : a.slice(8);
+      if (route === undefined || route === '') throw usageError('--route needs a value.', "tapedeck key body.json --route 'POST /v1beta/models/gemini-2.5-flash:generateContent'");
     } else if (a === '--har') har = true;
     else if (a === '--skip-bad') skipBad = true;
     else if (a === '--from' || a === '--origin') {
@@ -329,7 +342,7 @@ function main(argv: string[]): number | Promise<number> {
     case 'hash':
     case 'paths':
     case 'key':
-      return import('./cli/core.ts').then((m) => m.coreCommand(cmd, file, ignoreKeys));
+      return import('./cli/core.ts').then((m) => m.coreCommand(cmd, file, ignoreKeys, route));
     case 'verify':
     case 'inspect':
     case 'prune':

@@ -51,6 +51,8 @@
  * - `E_SIGNATURE`: a SigV4 request signed with the proxy's own access key id whose signature the
  *   proxy cannot verify, is outside AWS's 15-minute window, or is scoped to a service the route
  *   is not for (HTTP 403, AWS's `InvalidSignatureException`); nothing was sent upstream.
+ * - `E_FOREIGN_ORIGIN`: a proxy whose upstream URL carries its own credentials refused a request
+ *   from a web page of another origin, or naming a Host not its own (HTTP 403); nothing was sent upstream.
  * - `E_EVENT_STREAM`: bytes that are not a whole AWS event stream (a CRC that does not match, a
  *   header that runs past its block, a stream cut inside a message); `offset` is the stream byte.
  * - `E_NETWORK_BLOCKED`: the fetch switch refused a request to a host it does not route through a

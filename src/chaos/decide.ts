@@ -11,7 +11,10 @@
  * - a request its client numbers as a retry (its SDK's retry counter, ./retry-count.ts) is one,
  *   and with `attempts: N` one numbered N or more is never faulted: its client made N attempts;
  *   one it numbers 0 is a new call once that client has numbered a retry of the open call (its
- *   retries ran out: the app went on to its next call, which gets the next recording);
+ *   retries ran out: the app went on to its next call, which gets the next recording), unless
+ *   that call's last answer was a damaged body (cut, malformed), which only the app retries;
+ * - an answer its client gave up on before it came whole (a delay, a stall) leaves its call open
+ *   for its retry, as a faulted one does ({@link Chaos.abandoned});
  * - any other request is the retry of the oldest open call whose faulted answer is out, if there
  *   is one. A retry cannot come before the answer it retries: a request that arrives while the
  *   faulted answers of its key are still on their way is a new call (callers that say when an
@@ -49,6 +52,11 @@ export interface ChaosCall<T = unknown> {
    * went on without it).
    */
   numbered?: boolean;
+  /**
+   * Its last faulted answer was a damaged body (cut, malformed): a 200 no SDK retries, so its
+   * retry comes from the app, which its SDK numbers 0 even after it numbered a retry of the call.
+   */
+  damaged?: boolean;
   /**
    * What its last attempt counted (a fault that replaces the answer, a delay) and has not told
    * yet: announced once that answer is out ({@link Chaos.sent}), uncounted if it is taken back
@@ -176,13 +184,15 @@ export class Chaos<T = unknown> {
       else if (attempt < limit && (hints.retries ?? 0) < limit) fault = this.pick(draw(this.seed, 'fault', key, ordinal));
     }
     const latency = this.options.latencyMs ?? 0;
-    const latencyMs = latency > 0 && draw(this.seed, 'latency', key, ordinal, attempt) < (this.options.latencyRate ?? 1) ? latency : 0;
+    // `none` (force null) forbids every fault, the delay too.
+    const latencyMs = force !== null && latency > 0 && draw(this.seed, 'latency', key, ordinal, attempt) < (this.options.latencyRate ?? 1) ? latency : 0;
     const at = k.open.indexOf(call);
     if (fault === undefined || WHOLE_ANSWER_FAULTS.has(fault)) {
       if (at >= 0) k.open.splice(at, 1);
     } else {
       call.attempt++;
       call.out = hints.tellsSent !== true;
+      call.damaged = BODY_FAULTS.has(fault);
       if (at < 0) k.open.push(call);
     }
     // Counted now, so stats() sees the call while it waits; announced once its answer is out
@@ -201,7 +211,8 @@ export class Chaos<T = unknown> {
    * retry by its client: of the oldest open call with as many faulted answers whose answer is
    * out, else of the oldest one out. Not numbered: of the oldest open call whose answer is out.
    * Numbered 0 (an app's own retry loop around an SDK that retries nothing says 0 too): of the
-   * oldest such call whose retries its client never numbered.
+   * oldest such call whose retries its client never numbered, or whose last answer was a damaged
+   * body (see {@link ChaosCall.damaged}).
    */
   private callOf(k: KeyCalls<T>, key: string, retries: number | undefined): ChaosCall<T> {
     const out = k.open.filter((c) => c.out);
@@ -210,8 +221,9 @@ export class Chaos<T = unknown> {
       retried = out.find((c) => c.attempt === retries) ?? out[0];
       if (retried) retried.numbered = true;
     } else {
-      // Numbered 0 by a client that numbered this call's retries: a new call (see numbered).
-      retried = retries === 0 ? out.find((c) => !c.numbered) : out[0];
+      // Numbered 0 by a client that numbered this call's retries: a new call (see numbered),
+      // unless the call's last answer was a damaged body, which only the app retries.
+      retried = retries === 0 ? out.find((c) => !c.numbered || c.damaged === true) : out[0];
     }
     return retried ?? { key, ordinal: k.next++, attempt: 0, out: true };
   }
@@ -223,6 +235,27 @@ export class Chaos<T = unknown> {
   sent(call: ChaosCall<T>): void {
     call.out = true;
     this.told(call);
+  }
+
+  /**
+   * Its client gave up on the call's answer before it had it all (aborted during a `latency`
+   * delay, or in the middle of a `stall`): no answer reached it, so the call stays open as after
+   * a faulted attempt, and its retry (its SDK's, numbered, or the app's own) gets `value`, the
+   * recording this attempt took, rather than the next call's.
+   *
+   * @example
+   * signal.addEventListener('abort', () => chaos.abandoned(v.call, decision))
+   */
+  abandoned(call: ChaosCall<T>, value: T | undefined): void {
+    const k = this.calls.get(call.key);
+    if (!k) return;
+    if (value !== undefined) call.held = value;
+    if (!k.open.includes(call)) {
+      call.attempt++;
+      call.damaged = false;
+      k.open.push(call);
+    }
+    call.out = true;
   }
 
   /**

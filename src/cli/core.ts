@@ -3,18 +3,22 @@
 // without the matcher and the providers.
 import { statSync } from 'node:fs';
 import { canonicalizeJSON, hashJSON, MAX_INPUT_BYTES, pathHashes, requestKeys, TapedeckError } from '../index.ts';
+import { routeEndpoint } from '../providers/index.ts';
 import { readBounded } from '../read-bounded.ts';
 
 /** The core command names this module runs. */
 export type CoreCommand = 'canonical' | 'hash' | 'paths' | 'key';
 
 /**
- * Runs one core command on a file (or stdin: undefined or '-') and returns its exit code.
+ * Runs one core command on a file (or stdin: undefined or '-') and returns its exit code. `key`
+ * keys the body with `route` (`POST /v1beta/models/gemini-2.5-flash:generateContent`, a
+ * record's `route`) when given: Gemini and Bedrock name the model in the URL.
  *
  * @example
  * coreCommand('hash', 'request.json', undefined) // prints the digest, returns 0
+ * coreCommand('key', 'body.json', undefined, 'POST /model/amazon.nova-lite-v1%3A0/converse')
  */
-export function coreCommand(cmd: CoreCommand, file: string | undefined, ignoreKeys: string[] | undefined): number {
+export function coreCommand(cmd: CoreCommand, file: string | undefined, ignoreKeys: string[] | undefined, route?: string): number {
   const opts = ignoreKeys ? { ignoreKeys } : undefined;
   switch (cmd) {
     case 'canonical':
@@ -32,12 +36,36 @@ export function coreCommand(cmd: CoreCommand, file: string | undefined, ignoreKe
       return 0;
     }
     case 'key': {
-      const k = requestKeys(readInput(file), ignoreKeys ? { ignoreArgs: ignoreKeys } : {});
+      const input = readInput(file);
+      const k = requestKeys(input, { ...(ignoreKeys ? { ignoreArgs: ignoreKeys } : {}), ...(route !== undefined ? { endpoint: endpointOf(route) } : {}) });
+      // Gemini and Bedrock bodies name no model: their tape key is the body keyed with its URL.
+      if (route === undefined && !namesModel(input)) {
+        process.stderr.write(`tapedeck key: the body names no model; a Gemini or Bedrock request is keyed with the model and operation its URL names, so this is not the key its tape holds. Give the request's method and path (a record's "route" in tapedeck export): --route 'POST /v1beta/models/gemini-2.5-flash:generateContent'\n`);
+      }
       process.stdout.write(`provider\t${k.provider}\nkey\t${k.key}\n`);
       process.stdout.write(`signature\t${JSON.stringify(k.signature)}\t${k.signatureDigest}\n`);
       k.messageHashes.forEach((m, i) => process.stdout.write(`${i}\t${m}\t${k.pathHashes[i]}\n`));
       return 0;
     }
+  }
+}
+
+/** A `--route` value (`POST /path`) as the endpoint a body is keyed with, else E_ARG saying its form. */
+function endpointOf(route: string): { method: string; url: string } {
+  const e = routeEndpoint(route.trim());
+  if (!/^[A-Z]+$/.test(e.method) || !e.url.startsWith('/')) {
+    throw new TapedeckError('E_ARG', `--route ${JSON.stringify(route)} is not a method and a path.`, { hint: "--route 'POST /v1beta/models/gemini-2.5-flash:generateContent': the request's method and path (a record's \"route\" in tapedeck export)" });
+  }
+  return e;
+}
+
+/** Whether a JSON request object has a string `model` member. */
+function namesModel(input: Buffer): boolean {
+  if (input.toString('utf8').trimStart()[0] !== '{') return true;
+  try {
+    return typeof (JSON.parse(input.toString('utf8')) as { model?: unknown }).model === 'string';
+  } catch {
+    return true; // requestKeys already said what is wrong with it
   }
 }
 

@@ -45,7 +45,7 @@ export async function mergeCommand(args: string[]): Promise<number> {
 /** The one line a merge prints: what came from where. */
 function mergeLine(name: string, s: MergeSummary): string {
   const n = (k: number, what: string) => `${k} ${what}`;
-  return `tapedeck merge ${name}: ${n(s.base, 'from base')}, ${n(s.ours, 'added by ours')}, ${n(s.theirs, 'added by theirs')}, ${n(s.duplicates, `duplicate${s.duplicates === 1 ? '' : 's'} (added by both, kept once)`)}, ${n(s.removed, 'removed by one side')}`;
+  return `tapedeck merge ${name}: ${n(s.base, 'from base')}, ${n(s.ours, 'added by ours')}, ${n(s.theirs, 'added by theirs')}, ${n(s.duplicates, `duplicate${s.duplicates === 1 ? '' : 's'} (added by both, kept once)`)}, ${n(s.removed, 'removed by one side')}${s.recovered > 0 ? ` (${n(s.recovered, `base record${s.recovered === 1 ? '' : 's'}`)} damaged on one side kept from base)` : ''}`;
 }
 
 /**

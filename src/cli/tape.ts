@@ -70,22 +70,38 @@ function modelAndFirstText(request: unknown, endpoint: { method: string; url: st
     if (typeof n.view.model === 'string') model = n.view.model;
     const m = n.messages.find((x) => (x as { role?: unknown }).role === 'user') as { content?: unknown } | undefined;
     const parts = Array.isArray(m?.content) ? (m.content as { type?: string; text?: string }[]) : [];
-    const text = parts.filter((p) => p.type === 'text').map((p) => p.text).join(' ') || inputText(request);
-    const line = text.replace(/\s+/g, ' ').trim();
-    return { model, first: line.length > 60 ? `${line.slice(0, 59)}…` : line || '-' };
+    // An embeddings view (Gemini's, Ollama's) holds its inputs as `input`, whatever the body named them.
+    const text = parts.filter((p) => p.type === 'text').map((p) => p.text).join(' ') || inputText(request) || inputText(n.view);
+    return { model, first: shortLine(text) };
   } catch {
-    return { model, first: '-' };
+    // A body no provider shape keys (Bedrock Titan's `inputText`): the model its URL names, its text.
+    const named = /^\/model\/([^/?]+)\//.exec(endpoint?.url ?? '')?.[1];
+    if (model === '-' && named !== undefined) model = safeDecode(named);
+    return { model, first: shortLine(inputText(request)) };
+  }
+}
+
+const shortLine = (text: string): string => {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > 60 ? `${line.slice(0, 59)}…` : line || '-';
+};
+
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
   }
 }
 
 /**
  * The text of a request that has no messages: an embeddings call's `input` (its first string
- * when a list), a speech call's `input`, a completion's `prompt`. Without it such a row showed
+ * when a list), a speech call's `input`, a completion's `prompt`, Bedrock Titan's `inputText`. Without it such a row showed
  * its route where the first user message goes.
  */
 function inputText(request: unknown): string {
-  const r = request as { input?: unknown; prompt?: unknown };
-  for (const v of [r.input, r.prompt]) {
+  const r = (request ?? {}) as { input?: unknown; prompt?: unknown; inputText?: unknown };
+  for (const v of [r.input, r.prompt, r.inputText]) {
     if (typeof v === 'string') return v;
     if (Array.isArray(v) && typeof v[0] === 'string') return v.length > 1 ? `${v[0]} (+${v.length - 1} more)` : v[0];
   }
@@ -226,7 +242,8 @@ async function prune(file: string | undefined): Promise<number> {
   // Read before the rewrite: a missing tape is E_TAPE_NOT_FOUND, not a lock file made for it.
   // With its header lost, the salt its keyed masks were made under is lost: counted, to say so.
   const masked = await withTapeStream(file, async (s) => {
-    if (s.header.headerLost !== true) return 0;
+    // A salt the damaged header still held whole is kept (tape-codec.ts): nothing lost then.
+    if (s.header.headerLost !== true || s.header.salt !== undefined) return 0;
     let n = 0;
     for await (const f of s.frames()) if (holdsKeyedMask(f.payload)) n++;
     return n;
@@ -246,9 +263,10 @@ async function verify(file: string | undefined): Promise<number> {
   // read a window at a time, so memory does not grow with it.
   const t = await withTapeStream(file, async (s) => {
     let records = 0;
-    // With the header lost, its redaction salt is too: records holding keyed masks are counted.
+    // With the header lost, its redaction salt is too (unless it still read whole): records
+    // holding keyed masks are counted.
     let masked = 0;
-    const lost = s.header.headerLost === true;
+    const lost = s.header.headerLost === true && s.header.salt === undefined;
     // Records of a record version newer than this tapedeck reads: intact, but replay cannot
     // serve them (E_TAPE_VERSION), so they are problems to list, with the upgrade.
     const newer: { code: string; offset: number; message: string }[] = [];

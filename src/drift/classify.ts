@@ -5,8 +5,9 @@
 //
 // Classes, most severe first (a pair may have several; its `primary` class is the first):
 //   status      the HTTP status changed (an error now, or no longer; for MCP, an error answer)
-//   structure   the answer's members or their types changed, its shape changed, or JSON output
-//               no longer parses or no longer fits the schema the request asked for
+//   structure   the answer's members or their types changed, its shape changed, JSON output
+//               no longer parses or no longer fits the schema the request asked for, or another
+//               model answered (not a new snapshot of the same one)
 //   tool-calls  tool calls added, removed, renamed, or called with other arguments
 //   finish      finish / stop reason or refusal changed
 //   text        the text changed (word diff and similarity), or what else the application may
@@ -15,14 +16,16 @@
 //               tolerance
 //   stream      the same content streamed differently: other event types or order, or another
 //               number of events; or one side streamed and the other did not
-//   benign      only ids, timestamps, system_fingerprint, the answer's model name, usage within
-//               the tolerance, whitespace, opaque members (signatures, encrypted content, audio
-//               bytes), or other envelope values changed
+//   benign      only ids, timestamps, system_fingerprint (its value, or whether it is there),
+//               the snapshot of the model that answered, usage within the tolerance, whitespace,
+//               opaque members (signatures, encrypted content, audio bytes), or other envelope
+//               values changed
 //   identical   the same answer
 
 import { sameBytes } from '../bytes.ts';
 import { canonicalize, sha256Hex } from '../core/index.ts';
 import type { Answer } from './answer.ts';
+import { errorMessage } from './error-answer.ts';
 import { jsonDiff, jsonType, leafName, type JsonChange } from './json-diff.ts';
 import { requestedSchema, schemaProblems } from './schema.ts';
 import { diffText, type DiffOp } from './text-diff.ts';
@@ -44,7 +47,7 @@ export interface ToolCallChange {
   oldName?: string;
   oldArguments?: unknown;
   newArguments?: unknown;
-  /** For `arguments`: what changed in them. */
+  /** For `arguments`, and `renamed` when the arguments changed too: what changed in them. */
   changes?: JsonChange[];
 }
 
@@ -58,9 +61,10 @@ export interface ToolCall {
 export interface DriftDetails {
   status?: { old: number; new: number };
   /**
-   * MCP exchanges (mcp-diff.ts): the error each side answered with, for the `status` class: the
-   * JSON-RPC error (`error -32602: Unknown tool`) or a tool's own (`tool error: Access denied`);
-   * absent on a side that answered without one.
+   * The error each side answered with, for the `status` class; absent on a side that answered
+   * without one. HTTP answers: what the API's error body says (`invalid_request_error
+   * model_not_found: The model ... was retired`). MCP exchanges (mcp-diff.ts): the JSON-RPC error
+   * (`error -32602: Unknown tool`) or a tool's own (`tool error: Access denied`).
    */
   error?: { old?: string; new?: string };
   text?: { similarity: number; ops: DiffOp[] };
@@ -74,6 +78,11 @@ export interface DriftDetails {
    * then absent: the words did not change.
    */
   usage?: UsageChange;
+  /**
+   * The model the answer names (`model`, Gemini's `modelVersion`), when it changed: a new snapshot
+   * of the same model is noise, another model a `structure` change.
+   */
+  model?: { old: string; new: string };
   /** The noise that changed: one phrase each. */
   benign?: string[];
 }
@@ -134,10 +143,11 @@ const OPAQUE_DATA = new Set(['redacted_thinking', 'reasoning.encrypted']);
 /**
  * The other content of an answer as it is compared: without the members that differ on every
  * call (NOISE: ids and times; OPAQUE: signatures, encrypted content, audio bytes) and without
- * null members (null is as good as absent), at any depth.
+ * null members or empty lists (null is as good as absent, and `annotations: []` holds no
+ * citation), at any depth: the envelope says such a member came or went, the content is the same.
  *
  * @example
- * comparable({ type: 'thinking', thinking: 'I approve.', signature: 'EqQB...' }) // { type: 'thinking', thinking: 'I approve.' }
+ * comparable({ type: 'thinking', thinking: 'I approve.', signature: 'EqQB...', citations: [] }) // { type: 'thinking', thinking: 'I approve.' }
  */
 export function comparable(v: unknown, key = ''): unknown {
   if (Array.isArray(v)) return v.map((x) => comparable(x));
@@ -145,7 +155,7 @@ export function comparable(v: unknown, key = ''): unknown {
   const opaqueData = key === 'audio' || OPAQUE_DATA.has(String(v.type));
   const out: Obj = {};
   for (const [k, x] of Object.entries(v)) {
-    if (x === null || x === undefined || NOISE.test(k) || OPAQUE.test(k) || (k === 'data' && opaqueData)) continue;
+    if (x === null || x === undefined || (Array.isArray(x) && x.length === 0) || NOISE.test(k) || OPAQUE.test(k) || (k === 'data' && opaqueData)) continue;
     out[k] = comparable(x, k);
   }
   return out;
@@ -209,7 +219,8 @@ export function toolCallChanges(a: readonly ToolCall[], b: readonly ToolCall[]):
     else if (!y) out.push({ change: 'removed', index: i, name: x.name, oldArguments: x.args });
     else if (x.name !== y.name) {
       // Another tool in this place: a rename when the old tool is gone from the answer.
-      if (!newNames.has(x.name) && !oldNames.has(y.name)) out.push({ change: 'renamed', index: i, name: y.name, oldName: x.name, oldArguments: x.args, newArguments: y.args });
+      // Its arguments are compared too: a rename can hide an argument gone or changed.
+      if (!newNames.has(x.name) && !oldNames.has(y.name)) out.push({ change: 'renamed', index: i, name: y.name, oldName: x.name, oldArguments: x.args, newArguments: y.args, ...(sameJSON(x.args, y.args) ? {} : { changes: jsonDiff(x.args, y.args) }) });
       else {
         out.push({ change: 'removed', index: i, name: x.name, oldArguments: x.args });
         out.push({ change: 'added', index: i, name: y.name, newArguments: y.args });
@@ -246,6 +257,28 @@ export function describe(c: JsonChange): string {
   return `${c.path}: ${show(c.old)} -> ${show(c.new)}`;
 }
 
+/** The answered model's change, when `c` is one: the envelope's `model` (Gemini: `modelVersion`). */
+function answeredModel(c: JsonChange): { old: string; new: string } | undefined {
+  if ((c.path !== 'model' && c.path !== 'modelVersion') || c.kind !== 'value' || typeof c.old !== 'string' || typeof c.new !== 'string') return undefined;
+  return { old: c.old, new: c.new };
+}
+
+// What tells two snapshots of one model apart, at the end of its name: a date (2024-07-18,
+// 20241022, @20240620), a short release number (0125, 002), a version (-v1:0), -latest, -preview.
+const SNAPSHOT = /(?:-\d{4}-\d{2}-\d{2}|-\d{8}|@\d{8}|-\d{3,4}|-v\d+(?::\d+)?|-latest|-preview)+$/;
+
+/**
+ * Whether two model names are snapshots of the same model (`gpt-4o-mini-2024-07-18` and
+ * `gpt-4o-mini-2025-01-01`), rather than two models (`gpt-4o-mini` and `gpt-3.5-turbo-0125`).
+ *
+ * @example
+ * sameModel('claude-3-5-sonnet-20240620', 'claude-3-5-sonnet-20241022') // true
+ */
+function sameModel(a: string, b: string): boolean {
+  const base = (m: string) => m.toLowerCase().replace(/^models\//, '').replace(SNAPSHOT, '');
+  return base(a) === base(b);
+}
+
 /**
  * Classifies how the answer to a request changed from `before` to `after`. `request` is the
  * (new) request body: its response format decides whether the text is JSON output to check.
@@ -268,6 +301,10 @@ export function classifyPair(before: Answer, after: Answer, request: unknown, op
   if (before.status !== after.status) {
     classes.add('status');
     details.status = { old: before.status, new: after.status };
+    // Why a call fails now (or failed before): the API's own words, which the status alone lacks.
+    const oldError = before.status >= 400 ? errorMessage(before.body) : undefined;
+    const newError = after.status >= 400 ? errorMessage(after.body) : undefined;
+    if (oldError !== undefined || newError !== undefined) details.error = { ...(oldError !== undefined ? { old: oldError } : {}), ...(newError !== undefined ? { new: newError } : {}) };
     // An error on one side only: its body is another kind of document, nothing more to compare.
     if ((before.status >= 400) !== (after.status >= 400)) return done();
   }
@@ -344,23 +381,36 @@ export function classifyPair(before: Answer, after: Answer, request: unknown, op
     classes.add('finish');
     details.finish = { old: a.finish, new: b.finish, ...(a.refusal ? { oldRefusal: a.refusal } : {}), ...(b.refusal ? { newRefusal: b.refusal } : {}) };
   }
+  // The rest of the envelope, usage counts left to the comparison below. A member left out is
+  // removed, never null: strip gives usage back only to an answer that has it.
+  const strip = (v: unknown) => (isObj(v) && isObj(v.usage) ? { ...v, usage: Object.fromEntries(Object.entries(v.usage).map(([k, x]) => [k, typeof x === 'number' ? 0 : x])) } : v);
+  const envelope = jsonDiff(strip(a.rest), strip(b.rest));
   // Usage: within the tolerance, noise; beyond it, a change of its own, said with its numbers
-  // (with the same text a similarity of 100% would read as no change at all).
-  const u = compareUsage(a.usage, b.usage, tolerance);
+  // (with the same text a similarity of 100% would read as no change at all). A count of another
+  // type (a string) cannot be read as a number: its structure line says it, and no count is claimed.
+  const usageRetyped = envelope.some((c) => c.kind === 'type' && /^usage(?:Metadata)?(?:[.[]|$)/.test(c.path));
+  const u = usageRetyped ? { beyond: false, note: undefined } : compareUsage(a.usage, b.usage, tolerance);
   if (u.beyond) {
     if (!textChanged && calls.length === 0) classes.add('text');
     details.usage = { old: { ...a.usage }, new: { ...b.usage }, tolerance };
   } else if (u.note) benign.push(u.note);
-  // The rest of the envelope (usage read above)
-  const strip = (v: unknown) => (isObj(v) ? { ...v, usage: isObj(v.usage) ? Object.fromEntries(Object.entries(v.usage).map(([k, x]) => [k, typeof x === 'number' ? 0 : x])) : v.usage } : v);
   const generic = before.shape === 'json' || before.shape === 'none';
   const contentValues: string[] = [];
-  for (const c of jsonDiff(strip(a.rest), strip(b.rest))) {
+  for (const c of envelope) {
     const name = leafName(c.path);
-    if (c.kind === 'value' || (c.kind === 'type' && (c.old === null || c.new === null))) {
+    const answered = answeredModel(c);
+    if (answered) {
+      details.model = answered;
+      if (sameModel(answered.old, answered.new)) benign.push(`model ${answered.old} -> ${answered.new}`);
+      else structure.push(`${c.path}: ${answered.old} -> ${answered.new} (another model answered)`);
+    } else if (c.kind === 'value' || (c.kind === 'type' && (c.old === null || c.new === null))) {
       if (NOISE.test(name)) benign.push(`${c.path} changed`);
       else if (generic) contentValues.push(describe(c));
       else benign.push(describe(c));
+    } else if (NOISE.test(name) && c.kind !== 'type') {
+      // Noise that comes and goes: OpenAI sends system_fingerprint on some days and models only,
+      // and a hand-written answer seldom has one; its presence says no more than its value.
+      benign.push(describe(c));
     } else structure.push(describe(c));
   }
   if (contentValues.length) {

@@ -12,8 +12,8 @@ import { loadGit, loadPaths, loadTapes, RERECORD_DRAFT, type LoadedSide } from '
 import { loadPrices, PRICES_DATE } from './prices.ts';
 import { renderStats } from './render-stats.ts';
 import { tapeStats } from './stats.ts';
-import { credentialsFrom } from './live-credentials.ts';
-import { destinationOf, heldMasks, maskedQueryValue, placeRerecorded, planRerecord, rerecord, upstreamFor, type Placed, type Planned, type Recorder } from './rerecord.ts';
+import { awsSignsFor, credentialsFrom } from './live-credentials.ts';
+import { destinationOf, heldMasks, maskedQueryValue, placeRerecorded, planRerecord, rerecord, SIGV4_HEADERS, sigV4Signed, upstreamFor, type AwsSigner, type Placed, type Planned, type Recorder } from './rerecord.ts';
 import { originKey, originOf } from '../store/origins.ts';
 import { createTape, decodeOrWarn, nativeStringsFor, rewriteTapeWith, scanTape, type TapeHeader, type TapeRecordEntry, type TapeWarning } from '../store/tape-file.ts';
 import { isRedactionSalt } from '../store/tape-codec.ts';
@@ -351,8 +351,11 @@ function carriedText(values: readonly unknown[], replaced: ReadonlyMap<number, n
  * @example
  * process.exitCode = await rerecordCommand(['tapes/chat.tape', '--upstream', 'https://api.openai.com', '--budget', '0.50'], (tape) => createFetch({ tape, mode: 'record' }))
  * process.exitCode = await rerecordCommand(['tapes/mixed.tape', '--hostless-upstream', 'https://api.openai.com', '--yes'], (tape) => createFetch({ tape, mode: 'record' }))
+ *
+ * `signer`: makes the AWS SigV4 signer from `env`'s credentials (undefined without them), for
+ * recordings that were signed so (Bedrock); the command line passes the proxy's.
  */
-export async function rerecordCommand(args: string[], recorder: (tape: string) => Recorder | Promise<Recorder>, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function rerecordCommand(args: string[], recorder: (tape: string) => Recorder | Promise<Recorder>, env: NodeJS.ProcessEnv = process.env, signer?: (env: NodeJS.ProcessEnv) => AwsSigner | undefined): Promise<number> {
   try {
     const parsed = parse('rerecord', args, {
       upstream: { type: 'string' },
@@ -452,12 +455,32 @@ export async function rerecordCommand(args: string[], recorder: (tape: string) =
     // hosts' recordings look alike).
     const sentTo = new Set([...destination.values()].map((d) => originKey(originOf(d) ?? d)));
     const onHost = (p: Planned) => (named.upstream === undefined && sentTo.size > 1 ? ` on ${destination.get(p.index)}` : '');
+    // SigV4-signed recordings (Bedrock) are signed again with the environment's AWS credentials:
+    // no key or --header can stand for a signature, which covers the date and the body.
+    const sign = signer?.(env);
+    const awsSigned = plan.filter((x) => sigV4Signed(x.record));
+    if (awsSigned.length > 0 && sign === undefined) {
+      throw new TapedeckError('E_ARG', `nothing sent: ${awsSigned.length} of the requests picked (${awsSigned.slice(0, 3).map((x) => `#${x.index} ${x.record.route}`).join(', ')}${awsSigned.length > 3 ? ', ...' : ''}) were signed with AWS SigV4 (Bedrock), and there are no AWS credentials to sign them again.`, {
+        file: tape,
+        hint: 'Set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary credentials; AWS_REGION for a host that names no region), as for tapedeck serve, or leave them out with --only.',
+      });
+    }
+    const unsignable = awsSigned.filter((x) => !awsSignsFor(destination.get(x.index)!, upstreamFor(x.record, named) !== undefined));
+    if (unsignable.length > 0) {
+      const to = destination.get(unsignable[0]!.index)!;
+      throw new TapedeckError('E_ARG', `nothing sent: ${unsignable.length} SigV4-signed request(s) would go to ${to} (#${unsignable[0]!.index} ${unsignable[0]!.record.route}); AWS credentials sign only for https:// hosts under amazonaws.com, for this machine, or for the --upstream given.`, {
+        file: tape,
+        hint: 'Send them to the AWS endpoint: --upstream https://bedrock-runtime.<region>.amazonaws.com (or leave them out with --only).',
+      });
+    }
     // A credential the tape holds masked and nothing fills would be sent to the live API as a 401.
     const unfilled = new Set<string>();
     for (const p of plan) {
       const { record } = p;
       const to = destination.get(p.index)!;
+      const resigned = sigV4Signed(record);
       for (const [name, value] of Object.entries(record.request.headers)) {
+        if (resigned && SIGV4_HEADERS.has(name.toLowerCase())) continue;
         if (String(value).includes(REDACTED) && credentials(record.route, name.toLowerCase(), to, upstreamFor(record, named) !== undefined) === undefined) unfilled.add(`${name} (${record.route}${onHost(p)})`);
       }
       // Masked query values (a `?token=`, Gemini's `?key=`): sent masked unless something fills them.
@@ -514,6 +537,8 @@ export async function rerecordCommand(args: string[], recorder: (tape: string) =
       ...(concurrency !== undefined ? { concurrency } : {}),
       ...(retries !== undefined ? { retries } : {}),
       credentials,
+      ...(sign !== undefined ? { sign } : {}),
+      ...((env.AWS_REGION || env.AWS_DEFAULT_REGION) ? { region: (env.AWS_REGION || env.AWS_DEFAULT_REGION)! } : {}),
       onProgress: tty
         ? (done, total, spent) => {
             const w = 24;

@@ -18,19 +18,26 @@ const KEY_HOSTS: Readonly<Record<string, readonly string[]>> = {
   AZURE_OPENAI_API_KEY: ['.openai.azure.com', '.cognitiveservices.azure.com', '.services.ai.azure.com'],
   GEMINI_API_KEY: ['generativelanguage.googleapis.com'],
   GOOGLE_API_KEY: ['generativelanguage.googleapis.com'],
+  // SigV4: the secret never travels, but a signature made with it is the identity's for a while.
+  AWS_SECRET_ACCESS_KEY: ['.amazonaws.com', '.amazonaws.com.cn'],
 };
 
 /** Whether the environment's `name` key may be sent to `to` (an origin or base URL). */
 function keyGoesTo(name: string, to: string, upstream: boolean): boolean {
   if (upstream) return true;
   let host: string;
+  let protocol: string;
   try {
-    host = new URL(to).hostname.toLowerCase();
+    ({ hostname: host, protocol } = new URL(to));
+    host = host.toLowerCase();
   } catch {
     return false;
   }
   // This machine (a local proxy, a test server): a key sent there stays on it.
   if (isLoopbackHost(host)) return true;
+  // The origin comes from the tape, which anyone who edits it writes: a provider's host over
+  // http:// would put the key on the wire in clear for whoever is on the path to read.
+  if (protocol !== 'https:') return false;
   return (KEY_HOSTS[name] ?? []).some((h) => (h.startsWith('.') ? host.endsWith(h) : host === h));
 }
 
@@ -68,4 +75,16 @@ export function credentialsFrom(env: NodeJS.ProcessEnv, headers: readonly string
     if (header === 'x-api-key' || header === 'api-key') return key;
     return undefined;
   };
+}
+
+/**
+ * Whether the environment's AWS credentials may sign a request going to `to`: an AWS host over
+ * https, this machine, or where the command line named (`named`), as for a key.
+ *
+ * @example
+ * awsSignsFor('https://bedrock-runtime.us-east-1.amazonaws.com', false) // true
+ * awsSignsFor('http://bedrock-runtime.us-east-1.amazonaws.com', false)  // false: in clear
+ */
+export function awsSignsFor(to: string, named: boolean): boolean {
+  return keyGoesTo('AWS_SECRET_ACCESS_KEY', to, named);
 }

@@ -55,9 +55,11 @@ export function priceOf(model: string, table: Readonly<Record<string, Price>>): 
     for (const name of Object.keys(table)) if (m.startsWith(name) && (best === undefined || name.length > best.length)) best = name;
     return best === undefined ? undefined : table[best];
   };
-  // A Bedrock model id (`us.anthropic.claude-3-5-haiku-...`) is priced as its vendor's model
-  // when the table has no entry of its own.
-  return longest(model) ?? longest(model.replace(/^(?:(?:us|eu|apac|global|us-gov)\.)?(?:anthropic|meta|mistral|cohere|deepseek|openai)\./, ''));
+  // A Bedrock model id (`us.anthropic.claude-3-5-haiku-...`, or an ARN ending in one) is priced
+  // as its vendor's model when the table has no entry of its own.
+  const id = model.replace(/^arn:aws[\w-]*:bedrock:[^:]*:[^:]*:[\w-]+\//, '');
+  const unprefixed = id.replace(/^(?:us|eu|apac|global|us-gov|jp|au|ca)\./, '');
+  return longest(model) ?? longest(id) ?? longest(unprefixed) ?? longest(unprefixed.replace(/^(?:anthropic|meta|mistral|cohere|deepseek|openai)\./, ''));
 }
 
 /**

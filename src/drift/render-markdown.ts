@@ -3,6 +3,7 @@
 
 import { DRIFT_CLASSES } from './classify.ts';
 import { escapeHtml, escapeMarkdown, escapeTerminal } from './escape.ts';
+import { foldOneSided, isFolded } from './fold.ts';
 import { entryHost, failOnText, manyHosts, type DriftEntry, type DriftReport } from './report.ts';
 import { inlineDiff, showsChange } from './text-diff.ts';
 import { toleranceText, usageCounts } from './usage.ts';
@@ -70,14 +71,19 @@ export function renderMarkdown(r: DriftReport): string {
   // The host after the model when the recordings were made for several hosts (see manyHosts).
   const hosts = manyHosts(r);
   out += '\n| class | tape | # | request | what changed |\n|---|---|---:|---|---|\n';
-  for (const e of rows) {
+  // Many recordings of a tape added or removed: one row for them (fold.ts), no details each.
+  for (const e of foldOneSided(rows)) {
+    if (isFolded(e)) {
+      out += `| ${e.status} | ${cell(e.tape)} | ${e.first}–${e.last} | ${cell(e.route)} | ${cell(e.summary)} |\n`;
+      continue;
+    }
     const model = (e.new ?? e.old)?.model;
     const host = hosts ? ` ${cell(entryHost(e) ?? '(no host)')}` : '';
     out += `| ${e.classes.join(', ') || e.status} | ${cell(e.tape)} | ${e.new?.index ?? e.old?.index} | ${cell(e.route)}${model ? ` ${cell(model)}` : ''}${host} | ${cell(e.summary)} |\n`;
   }
   out += '\n';
-  for (const e of rows) {
-    if (e.primary === 'benign') continue;
+  for (const e of foldOneSided(rows)) {
+    if (isFolded(e) || e.primary === 'benign') continue;
     out += `<details><summary>${escapeHtml(escapeTerminal(e.tape))} #${e.new?.index ?? e.old?.index}: ${e.classes.join(', ') || e.status}</summary>\n\n${detailsOf(e)}</details>\n\n`;
   }
   return out;

@@ -17,7 +17,9 @@ const secs = (ms: number) => (ms >= 60_000 ? `${(ms / 60_000).toFixed(1)} min` :
 export function renderStats(s: Stats, opts: { pricesFile?: string }): string {
   const head = ['PROVIDER', 'MODEL', 'CALLS', 'ERRORS', 'TOKENS IN', 'TOKENS OUT', 'LIVE COST', 'RECORDED TIME'];
   const line = (r: Pick<StatsRow, 'calls' | 'errors' | 'tokensIn' | 'tokensOut' | 'cost' | 'recordedMs'>, provider: string, model: string) => [provider, model, int(r.calls), int(r.errors), int(r.tokensIn), int(r.tokensOut), usd(r.cost), secs(r.recordedMs)];
-  const rows = [head, ...s.rows.map((r) => line(r, escapeTerminal(r.provider), escapeTerminal(r.model))), line(s.total, 'total', '')];
+  // A Bedrock ARN's region and account say nothing about the model and would widen the column by half.
+  const shown = (m: string) => m.replace(/^arn:aws[\w-]*:bedrock:[^:]*:[^:]*:/, 'arn:…:');
+  const rows = [head, ...s.rows.map((r) => line(r, escapeTerminal(r.provider), escapeTerminal(shown(r.model)))), line(s.total, 'total', '')];
   const widths = head.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   const fmt = (r: string[]) => r.map((c, i) => (i >= 2 ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
   const exchanges = (s.mcp ?? []).reduce((n, r) => n + r.exchanges, 0);

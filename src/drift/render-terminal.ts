@@ -4,6 +4,7 @@
 import type { DriftClass } from './classify.ts';
 import { DRIFT_CLASSES } from './classify.ts';
 import { escapeTerminal } from './escape.ts';
+import { foldOneSided, isFolded } from './fold.ts';
 import { entryHost, failOnText, manyHosts, type DriftReport } from './report.ts';
 import { inlineDiff, showsChange } from './text-diff.ts';
 import { uncomparedPhrase } from './uncompared.ts';
@@ -51,7 +52,12 @@ export function renderTerminal(r: DriftReport, opts: { colour: boolean; width?: 
   let out = `tapedeck diff ${line(r.old)} -> ${line(r.new)}: ${s.pairs} pair${s.pairs === 1 ? '' : 's'} (${countsPhrase(r)}), ${s.added} added, ${s.removed} removed\n`;
   // A HOST column only when the recordings were made for several hosts (see manyHosts).
   const hosts = manyHosts(r);
-  const rows = r.entries.filter((e) => e.primary !== 'identical').map((e) => ({ ...e, tape: line(e.tape), route: line(e.route), host: line(entryHost(e) ?? '-'), summary: line(e.summary) }));
+  // Many recordings of a tape added or removed: one line for them (fold.ts).
+  const rows = foldOneSided(r.entries.filter((e) => e.primary !== 'identical')).map((e) =>
+    isFolded(e)
+      ? { ...e, tape: line(e.tape), route: line(e.route), host: '-', summary: line(e.summary), idx: `${e.first}-${e.last}`, cls: e.status, classes: [] as string[], details: undefined }
+      : { ...e, tape: line(e.tape), route: line(e.route), host: line(entryHost(e) ?? '-'), summary: line(e.summary), idx: String(e.new?.index ?? e.old?.index ?? ''), cls: e.primary || e.status },
+  );
   if (rows.length) {
     const tapeW = Math.min(28, Math.max(4, ...rows.map((e) => e.tape.length)));
     const routeW = Math.min(34, Math.max(5, ...rows.map((e) => e.route.length)));
@@ -59,12 +65,11 @@ export function renderTerminal(r: DriftReport, opts: { colour: boolean; width?: 
     const hostCell = (s: string) => (hosts ? `${pad(clip(s, hostW), hostW)} ` : '');
     out += `\n${pad('CLASS', 11)} ${pad('TAPE', tapeW)} ${pad('#', 5)} ${pad('ROUTE', routeW)} ${hostCell('HOST')}WHAT CHANGED\n`;
     for (const e of rows) {
-      const cls = e.primary || e.status;
-      const idx = String(e.new?.index ?? e.old?.index ?? '');
+      const { cls, idx } = e;
       const head = `${paint(cls as keyof typeof CODES, pad(cls, 11))} ${pad(clip(e.tape, tapeW), tapeW)} ${pad(idx, 5)} ${pad(clip(e.route, routeW), routeW)} ${hostCell(e.host)}`;
       const more = e.classes.length > 1 ? ` [${e.classes.slice(1).join(', ')}]` : '';
       out += `${head}${clip(e.summary + more, Math.max(30, width - 20 - tapeW - routeW - (hosts ? hostW + 1 : 0)))}\n`;
-      if (e.details.text && e.classes.includes('text') && showsChange(e.details.text.ops)) {
+      if (e.details?.text && e.classes.includes('text') && showsChange(e.details.text.ops)) {
         out += `${' '.repeat(12)}${inlineDiff(e.details.text.ops.map(([op, t]) => [op, escapeTerminal(t)]), marks, 30).replace(/\s*\n\s*/g, ' ⏎ ').slice(0, 400)}${opts.colour ? '\x1b[0m' : ''}\n`;
       }
     }

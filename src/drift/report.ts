@@ -167,7 +167,8 @@ function summaryOf(e: Omit<DriftEntry, 'summary'>): string {
         const more = t.changes!.length > 1 ? `, +${t.changes!.length - 1} more` : '';
         return ` (${clip(`${c.path || 'arguments'}: ${JSON.stringify(c.old) ?? '-'} -> ${JSON.stringify(c.new) ?? '-'}`, 60)}${more})`;
       };
-      parts.push(d.toolCalls.map((t) => (t.change === 'renamed' ? `${t.oldName} renamed ${t.name}` : t.change === 'arguments' ? `${t.name} arguments changed${first(t)}` : `${t.name} ${t.change}`)).join(', '));
+      const renamed = (t: ToolCallChange) => `${t.oldName} renamed ${t.name}${t.changes?.length ? `, arguments changed${first(t)}` : ''}`;
+      parts.push(d.toolCalls.map((t) => (t.change === 'renamed' ? renamed(t) : t.change === 'arguments' ? `${t.name} arguments changed${first(t)}` : `${t.name} ${t.change}`)).join(', '));
     }
     if (c === 'finish' && d.finish) {
       const f = `finish ${d.finish.old.join(',') || '-'} -> ${d.finish.new.join(',') || '-'}`;

@@ -14,7 +14,7 @@
 
 import { createHash } from 'node:crypto';
 import { TapedeckError } from '../errors.ts';
-import { readAnswer } from '../providers/index.ts';
+import { readAnswer, sigV4ServicesOf } from '../providers/index.ts';
 import { isMask } from '../store/redact.ts';
 import { holdsKeyedMaskText, holdsMask } from './masks.ts';
 import { queryDecode } from '../store/query-pairs.ts';
@@ -66,8 +66,61 @@ export interface RerecordOptions {
    * no origin; see upstreamFor): a key may follow a request there, and only there.
    */
   credentials?: (route: string, header: string, to: string, named: boolean) => string | undefined;
+  /**
+   * Signs a request with AWS SigV4 (the caller's credentials): used for the recordings that were
+   * signed so ({@link sigV4Signed}: Bedrock through the AWS SDK), whose signature the tape holds
+   * masked and which would be stale anyway (it covers the date). Without it they go unsigned
+   * (the command line refuses them first).
+   */
+  sign?: AwsSigner;
+  /** The AWS region to sign for when the destination's host names none (a local stand-in); default us-east-1. */
+  region?: string;
   /** Called after each call ends (done of total, spent so far). */
   onProgress?: (done: number, total: number, spent: number) => void;
+}
+
+/**
+ * Signs a request with AWS SigV4 for the host of its URL and the given scope; returns the
+ * headers to send (the request's, with `authorization`, `x-amz-date`, `x-amz-content-sha256` and
+ * `x-amz-security-token` set).
+ */
+export type AwsSigner = (req: { method: string; url: string; headers: Record<string, string>; body: Uint8Array }, scope: { region: string; service: string }) => Record<string, string | string[]>;
+
+/** The headers of a SigV4 signature, masked on a tape and made again by a signer. */
+export const SIGV4_HEADERS: ReadonlySet<string> = new Set(['authorization', 'x-amz-date', 'x-amz-content-sha256', 'x-amz-security-token']);
+
+/**
+ * Whether a recorded request was signed with AWS SigV4 (it carried an `X-Amz-Date` beside its
+ * `Authorization`), so that sending it again needs a new signature rather than a key.
+ *
+ * @example
+ * sigV4Signed(bedrockConverseRecord) // true
+ * sigV4Signed(openAiChatRecord)      // false
+ */
+export function sigV4Signed(r: HttpRecord): boolean {
+  const names = Object.keys(r.request.headers).map((k) => k.toLowerCase());
+  return names.includes('x-amz-date') && names.includes('authorization');
+}
+
+/** The region an AWS host names (`bedrock-runtime.us-west-2.amazonaws.com`), else undefined. */
+function regionOf(url: string): string | undefined {
+  const host = URL.canParse(url) ? new URL(url).hostname.toLowerCase() : '';
+  return /^[^.]+\.([a-z]{2}(?:-[a-z]+)+-\d+)\.amazonaws\.com(?:\.cn)?$/.exec(host)?.[1];
+}
+
+/** The request as sent, signed again with SigV4 when it was recorded signed and a signer is given. */
+function signed(r: HttpRecord, url: string, init: RequestInit, opts: RerecordOptions): RequestInit {
+  if (!opts.sign || !sigV4Signed(r)) return init;
+  const headers: Record<string, string> = {};
+  new Headers(init.headers).forEach((v, k) => {
+    if (!SIGV4_HEADERS.has(k)) headers[k] = v;
+  });
+  const b = init.body;
+  const body = b === undefined || b === null ? new Uint8Array() : typeof b === 'string' ? new TextEncoder().encode(b) : new Uint8Array(b as Uint8Array);
+  const service = sigV4ServicesOf({ method: r.request.method, url: r.request.url })[0] ?? 'bedrock';
+  const region = regionOf(url) ?? opts.region ?? 'us-east-1';
+  const out = opts.sign({ method: r.request.method, url, headers, body }, { region, service });
+  return { ...init, headers: Object.entries(out).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : v] as [string, string]) };
 }
 
 /** One request to send again. */
@@ -423,7 +476,8 @@ export async function rerecord(plan: readonly Planned[], opts: RerecordOptions):
       let res: Response;
       try {
         const url = `${base}${liveUrl(p.record, credentials)}`;
-        res = await opts.recorder.fetch(url, init, under || undefined);
+        // Signed at each attempt: a retry after a 429 backoff needs a current date.
+        res = await opts.recorder.fetch(url, signed(p.record, url, init, opts), under || undefined);
       } catch (e) {
         // fetch's own "fetch failed" says nothing; the reason is its cause's (ECONNREFUSED ...).
         const cause = (e as { cause?: { code?: unknown; message?: unknown } }).cause;

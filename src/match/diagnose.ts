@@ -19,6 +19,8 @@ import { canonicalBytes } from './canonical-bytes.ts';
 import { ignoreOption, recordHow, repeatOption } from './miss-fixes.ts';
 import { CONTENT_FIELDS, isVolatileName, withoutVolatileMember } from './volatile-names.ts';
 import { comparable, isInputsView } from './embeddings-compare.ts';
+// Browser bundles get member-difference.browser.ts (package.json "browser"): the words alone.
+import { closerLook, sharedChars } from './member-difference.ts';
 
 export { recordHow };
 
@@ -254,11 +256,14 @@ const WORD = /[^\s"{}[\],:]+/g;
 
 /**
  * How much of the conversation after the shared prefix the two have in common: leading plus
- * trailing words of the remaining messages (a prompt edited in one place keeps both ends).
+ * trailing words of the remaining messages (a prompt edited in one place keeps both ends), then
+ * of their characters.
  */
 function sharedWords(a: readonly unknown[], b: readonly unknown[], from: number): number {
   const words = (ms: readonly unknown[]) => ms.slice(from).map((m) => canonicalText(m ?? null)).join(' ').match(WORD) ?? [];
-  return sharedEnds(words(a), words(b));
+  // Characters break ties of words: a last word edited ("text" to "text!") shares as many
+  // words with a shorter prompt ("Summarize this").
+  return sharedEnds(words(a), words(b)) + sharedChars(a, b, from);
 }
 
 // Recordings whose full view is compared (the ones sharing the most leading messages): bounds
@@ -507,6 +512,8 @@ function viewDifferences(req: RequestKeys, rec: RequestKeys): MissDifference[] {
   if (ctxAdded.length || ctxRemoved.length) {
     out.push({ kind: 'other', text: `context keys differ from the closest recording: ${fewOf([...ctxAdded.map((k) => `+${k}`), ...ctxRemoved.map((k) => `-${k}`)], 80)}`, lines: [] });
   }
+  // What each difference is inside: the member of an option or tool, the call of a result.
+  closerLook(out, req, rec, d);
   if (out.length === 1) {
     // A single difference in volatile-looking names only, which removing makes vanish: the one
     // case where ignoring something is the fix rather than re-recording. Removed only where the

@@ -36,6 +36,8 @@
  * another session's recordings.
  */
 import { TapedeckError } from '../errors.ts';
+import { echoing } from '../store/echo-redact.ts';
+import type { Redactor } from '../store/redact.ts';
 import { MCP_RECORD_KIND, type McpAnswer, type McpEvent, type McpRecord } from '../store/records.ts';
 import { errorResponse, isNotification, isRequest, isResponse, MCP_ERROR, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest } from './jsonrpc.ts';
 import { MCP_KEY_VERSION, mcpContextKey, mcpKey, mcpSessionKey } from './key.ts';
@@ -181,6 +183,8 @@ const UNKEYABLE: ReadonlySet<string> = new Set(['E_LONE_SURROGATE', 'E_NON_FINIT
  */
 export class McpSession {
   private readonly tape: McpTape;
+  /** Each exchange's redactor for what the server sends in it (see masks()). */
+  private readonly echoMasks = new WeakMap<Live, Redactor>();
   private readonly opts: McpSessionOptions;
   private upstream: McpUpstream | undefined;
   private starting: Promise<void> | undefined;
@@ -513,7 +517,7 @@ export class McpSession {
       if (ex.timer) clearTimeout(ex.timer);
       ex.answered = true;
       // As the server sent it (its member order, its id): src/mcp/wire.ts.
-      ex.events.push({ ms: this.ms(ex), response: true, message: wireBytes(this.tape.redactor.value(m)) });
+      ex.events.push({ ms: this.ms(ex), response: true, message: wireBytes(this.masks(ex).value(m)) });
       // Whole unless the client still owes the server an answer: stored now, answered once stored.
       if (ex.open === 0) {
         const wasCurrent = this.current === ex;
@@ -537,14 +541,14 @@ export class McpSession {
     }
     if (isRequest(m)) {
       if (ex) {
-        const ev: Extract<McpEvent, { request: unknown }> = { ms: this.ms(ex), request: { method: m.method }, message: wireBytes(this.tape.redactor.value(m)), answer: undefined as unknown as McpAnswer };
+        const ev: Extract<McpEvent, { request: unknown }> = { ms: this.ms(ex), request: { method: m.method }, message: wireBytes(this.masks(ex).value(m)), answer: undefined as unknown as McpAnswer };
         if (standalone) ev.standalone = true;
         ex.events.push(ev);
         ex.open++;
         this.serverPending.set(m.id, { ev, ex });
       }
     } else if (isNotification(m) && ex) {
-      ex.events.push({ ms: this.ms(ex), notification: { method: m.method }, message: wireBytes(this.tape.redactor.value(m)), ...(standalone ? { standalone: true as const } : {}) });
+      ex.events.push({ ms: this.ms(ex), notification: { method: m.method }, message: wireBytes(this.masks(ex).value(m)), ...(standalone ? { standalone: true as const } : {}) });
     }
     this.deliver(m, standalone ? undefined : ex?.id);
   }
@@ -568,6 +572,22 @@ export class McpSession {
     void next.then(() => {
       if (this.outbox === next) this.outbox = undefined;
     });
+  }
+
+  /**
+   * The redactor for what the server sends within `ex`: the tape's, plus the secret values of
+   * the exchange's own params (a tool's `password` argument) masked wherever the server repeats
+   * them, as an HTTP answer echoing its request's secrets is (src/store/echo-redact.ts). The
+   * params are masked by name in the record; a tool result saying "your password X works" holds
+   * the same value under no name. Made once per exchange.
+   */
+  private masks(ex: Live): Redactor {
+    let r = this.echoMasks.get(ex);
+    if (r === undefined) {
+      r = ex.params === undefined ? this.tape.redactor : echoing(this.tape.redactor, { headers: {}, url: '', body: new TextEncoder().encode(JSON.stringify({ method: ex.method, params: ex.params })) });
+      this.echoMasks.set(ex, r);
+    }
+    return r;
   }
 
   /** Takes a whole exchange out of the open ones. */

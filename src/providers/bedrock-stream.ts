@@ -46,6 +46,24 @@ function invokeEvents(ms: EventStreamMessage[]): unknown[] | undefined {
   return out;
 }
 
+const ended = (v: unknown): boolean => v !== undefined && v !== null;
+
+/**
+ * Whether an invoke stream's model events end as that model family ends its stream. Bedrock adds
+ * `amazon-bedrock-invocationMetrics` to the last event of every family; each family also marks its
+ * end itself: Anthropic `message_stop`, Nova `metadata` after `messageStop`, Llama/Titan/Cohere a
+ * stop reason on the event, Mistral/DeepSeek/AI21 one on a choice.
+ */
+function invokeEnded(events: unknown[]): boolean {
+  const last = events.at(-1);
+  if (!isObj(last)) return false;
+  if (last.type === 'message_stop' || last['amazon-bedrock-invocationMetrics'] !== undefined || last.is_finished === true) return true;
+  if (last.metadata !== undefined) return events.some((e) => isObj(e) && e.messageStop !== undefined);
+  if (ended(last.stop_reason) || ended(last.completionReason) || ended(last.finish_reason)) return true;
+  const choices = Array.isArray(last.choices) ? last.choices : Array.isArray(last.outputs) ? last.outputs : [];
+  return choices.length > 0 && choices.every((c) => isObj(c) && (ended(c.stop_reason) || ended(c.finish_reason)));
+}
+
 function isStream(contentType: string | undefined, route: RouteMatch | undefined): boolean {
   const ct = contentType?.split(';')[0]?.trim().toLowerCase();
   return ct === EVENT_STREAM || (route !== undefined && STREAMING.has(route.route.operation) && ct === undefined);
@@ -54,7 +72,8 @@ function isStream(contentType: string | undefined, route: RouteMatch | undefined
 /**
  * Whether an event stream is a whole answer: it decodes (every CRC right), carries no exception
  * message, and ends as its operation ends: ConverseStream with `messageStop` then `metadata`,
- * InvokeModelWithResponseStream (Anthropic) with a `message_stop` chunk.
+ * InvokeModelWithResponseStream with the chunk that ends its model family's stream (Anthropic
+ * `message_stop`, Llama's `stop_reason`, Nova's `metadata`, ...).
  *
  * @example
  * complete(bytes, 'application/vnd.amazon.eventstream') // true once messageStop and metadata came
@@ -67,8 +86,7 @@ export function complete(bytes: Uint8Array, contentType: string | undefined, rou
   const types = ms.map((m) => headerString(m, ':event-type'));
   if (types.includes('chunk')) {
     const events = invokeEvents(ms);
-    const last = events?.at(-1);
-    return isObj(last) && last.type === 'message_stop';
+    return events !== undefined && invokeEnded(events);
   }
   return types.includes('messageStop') && types.at(-1) === 'metadata';
 }

@@ -458,12 +458,23 @@ function chunksOf(bytes: Uint8Array, contentType: string | undefined): unknown[]
   }
 }
 
-/** Whether a chunk ends the answer: a candidate's finishReason, or the prompt blocked. */
-function isFinal(chunk: unknown): boolean {
-  if (!isObj(chunk)) return false;
-  if (isObj(chunk.promptFeedback) && typeof chunk.promptFeedback.blockReason === 'string') return true;
-  const cands = chunk.candidates;
-  return Array.isArray(cands) && cands.some((c) => isObj(c) && typeof c.finishReason === 'string' && c.finishReason !== '' && c.finishReason !== 'FINISH_REASON_UNSPECIFIED');
+/**
+ * Whether a stream's chunks end the answer: the prompt blocked, or every candidate they began
+ * (by `index`, several with `candidateCount`) given its finishReason.
+ */
+function ends(chunks: readonly unknown[]): boolean {
+  const open = new Map<number, boolean>();
+  for (const chunk of chunks) {
+    if (!isObj(chunk)) continue;
+    if (isObj(chunk.promptFeedback) && typeof chunk.promptFeedback.blockReason === 'string') return true;
+    for (const c of Array.isArray(chunk.candidates) ? chunk.candidates : []) {
+      if (!isObj(c)) continue;
+      const i = typeof c.index === 'number' ? c.index : 0;
+      const done = typeof c.finishReason === 'string' && c.finishReason !== '' && c.finishReason !== 'FINISH_REASON_UNSPECIFIED';
+      if (done || !open.has(i)) open.set(i, !done);
+    }
+  }
+  return open.size > 0 && ![...open.values()].includes(true);
 }
 
 const isStreamRoute = (route: RouteMatch | undefined): boolean => route?.route.operation === 'streamGenerateContent';
@@ -621,7 +632,7 @@ export const gemini: ProviderModule = {
     const type = contentType?.split(';')[0]?.trim().toLowerCase();
     if (type !== 'text/event-stream' && !isStreamRoute(route)) return undefined;
     const chunks = chunksOf(bytes, contentType);
-    if (!chunks || !chunks.some(isFinal)) return undefined;
+    if (!chunks || !ends(chunks)) return undefined;
     return merge(chunks);
   },
 
@@ -638,7 +649,7 @@ export const gemini: ProviderModule = {
     const chunks = chunksOf(bytes, contentType);
     if (!chunks) return false;
     if (chunks.some((c) => isObj(c) && isObj(c.error))) return false;
-    return chunks.some(isFinal);
+    return ends(chunks);
   },
 
   speaks: (path, headers) => /\/(?:models|tunedModels)\/[^/:]+:[A-Za-z]+$/.test(path) || headers['x-goog-api-key'] !== undefined || headers['x-goog-api-client'] !== undefined,

@@ -22,7 +22,12 @@ array of them:
 A stream: "response": { "events": [{ "data": { ... } }, { "data": "[DONE]" }], "gapMs": 20 },
 add "cut": true for a stream whose connection drops after its events. docs/hand-written.md.
 
+Recordings the tape already ends with (same request, same answers) are not added again. A
+request the tape holds other answers for is said on stderr: those are served first.
+
 Options:
+  --replace             Remove the tape's recordings of the same requests first, so the added
+                        ones are served in their place (an answer fixed and added again)
   --ignore-arg NAME     Request argument left out of the key (as when replaying; repeatable)
   --volatile-text RE    Text replaced before keying (as when replaying; repeatable)
   -h, --help            Show this help
@@ -77,7 +82,7 @@ export function recordingsJSON(bytes: Uint8Array, file: string): unknown {
   return JSON.parse(new TextDecoder().decode(text));
 }
 
-const ADD_OPTIONS = { 'ignore-arg': { type: 'string', multiple: true }, 'volatile-text': { type: 'string', multiple: true }, help: { type: 'boolean', short: 'h' } } as const;
+const ADD_OPTIONS = { replace: { type: 'boolean' }, 'ignore-arg': { type: 'string', multiple: true }, 'volatile-text': { type: 'string', multiple: true }, help: { type: 'boolean', short: 'h' } } as const;
 
 /**
  * Runs `tapedeck add`; returns the exit code.
@@ -126,11 +131,12 @@ export async function addCommand(args: string[]): Promise<number> {
       origins.push(...(Array.isArray(v) ? v.map((_, i) => `${f} [${i}]`) : [f]));
     }
     const n = await addRecordings(
-      { tape, ignoreArgs: parsed.values['ignore-arg'], ...(parsed.values['volatile-text'] ? { volatileText: parsed.values['volatile-text'] } : {}), onWarning: (m) => process.stderr.write(`tapedeck add: ${m.replace(/^tapedeck: /, '')}\n`) },
+      { tape, ignoreArgs: parsed.values['ignore-arg'], ...(parsed.values.replace ? { replace: true } : {}), ...(parsed.values['volatile-text'] ? { volatileText: parsed.values['volatile-text'] } : {}), onWarning: (m) => process.stderr.write(`tapedeck add: ${m.replace(/^tapedeck: /, '')}\n`) },
       recordings,
       origins,
     );
-    process.stdout.write(`added ${n} recording${n === 1 ? '' : 's'} to ${tape}\n`);
+    const kept = recordings.length - n;
+    process.stdout.write(`added ${n} recording${n === 1 ? '' : 's'} to ${tape}${kept > 0 ? ` (${kept} already on it as written, not added again)` : ''}\n`);
     return 0;
   } catch (e) {
     return reportCliError(e);

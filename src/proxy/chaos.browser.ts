@@ -13,6 +13,11 @@ export type { ChaosOptions } from '../chaos/options.ts';
 export type { ChaosPlan, DamagedAnswer, DamagePlan, HttpChaos, SessionChaos } from './chaos.ts';
 export { CHAOS_HEADER, withoutChaosHeader } from '../chaos/header.ts';
 
+/** No fault answers a call in a page. */
+export function faultsInPlaceOfRecordings(_faults: unknown): { calls: number; text: string } {
+  return { calls: 0, text: '' };
+}
+
 /** No chaos in a page: asking for it is refused, and no request gets a fault. */
 export function openChaos(opts: ChaosOptions | undefined, _mode: TapeMode, _warn: (m: string) => void): HttpChaos | undefined {
   if (opts !== undefined) throw chaosUnavailable();
@@ -53,6 +58,14 @@ export function heldUntilAborted(): Promise<Response> {
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export function abandonedBy(): undefined {
+  return undefined;
+}
+
+export async function lateBy(): Promise<void> {
+  throw chaosUnavailable();
+}
 
 /** See ./chaos.ts; a page injects no faults, and records nothing behind one. */
 export function recordedBehind(): boolean {

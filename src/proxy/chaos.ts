@@ -28,6 +28,8 @@ import type { TapedeckError } from '../errors.ts';
 export type { ChaosOptions } from '../chaos/options.ts';
 
 export { CHAOS_HEADER, withoutChaosHeader } from '../chaos/options.ts';
+// The calls faults stood in for, as a summary says them (createFetch's, through this module: a page has no faults).
+export { faultsInPlaceOfRecordings } from '../chaos/answer-faults.ts';
 
 /** HTTP chaos: the decider, holding the replay decisions damaged answers were made from. */
 export type HttpChaos = Chaos<Decision>;
@@ -363,6 +365,37 @@ export function statusFaultHeaders(plan: Extract<ChaosPlan, { kind: 'status' }>,
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * What tells the chaos that a plan's answer was given up on before its end (its client aborted
+ * during the `latency` delay, or in the middle of a `stall`): it reached no one, so the call's
+ * retry gets the recording this attempt took, not the next call's. Undefined for other plans (a
+ * status fault or a cut already leaves its call open).
+ *
+ * @example
+ * res.once('close', () => abandonedBy(chaos, plan)?.())
+ */
+export function abandonedBy(chaos: HttpChaos, plan: ChaosPlan): (() => void) | undefined {
+  if (plan.kind === 'usual' && plan.call) return () => chaos.abandoned(plan.call!, plan.decision);
+  if (plan.kind === 'damage' && plan.fault === 'stall') return () => chaos.abandoned(plan.call, plan.decision);
+  return undefined;
+}
+
+/**
+ * A plan's `latency` delay, ended by the caller's abort (its own timeout) as a slow API's answer
+ * would be: rejects with its reason, the answer counted as given up on ({@link abandonedBy}).
+ *
+ * @example
+ * if (plan.latencyMs > 0) await lateBy(chaos, plan, signal)
+ */
+export async function lateBy(chaos: HttpChaos, plan: ChaosPlan, signal: AbortSignal): Promise<void> {
+  try {
+    await Promise.race([sleep(plan.latencyMs), new Promise<never>((_r, reject) => (signal.aborted ? reject(signal.reason) : signal.addEventListener('abort', () => reject(signal.reason), { once: true })))]);
+  } catch (e) {
+    abandonedBy(chaos, plan)?.();
+    throw e;
+  }
+}
 
 /** Marks the request a fault's call is recorded with (see recordBehind); never sent upstream. */
 const BEHIND_HEADER = 'x-tapedeck-recorded-behind-fault';

@@ -98,7 +98,12 @@ export function beforeReplay(hook: RecordingHook, rec: HttpRecord): HttpRecord |
   const after = runHook('beforeReplay', hook, httpView(rec));
   if (!after) return null;
   const response = responseFromView(rec.response, before.response, after.response);
-  return response === rec.response ? rec : { ...rec, response };
+  if (response === rec.response) return rec;
+  // The view has no `cut`: a stream rebuilt from its events would end cleanly, and a test of a
+  // dropped connection would get half an answer with no error. A cut stream stays cut (one the
+  // hook made a plain answer is whole).
+  const cut = rec.response.cut === true && after.response.events !== undefined;
+  return { ...rec, response: cut ? { ...response, cut: true } : response };
 }
 
 /**
@@ -122,6 +127,17 @@ export function answerShapeOf(request: Pick<HookRequest, 'method' | 'url' | 'bod
 
 /** Each recording's answer shape, computed once (a recording's request never changes). */
 const recordedShapes = new WeakMap<HttpRecord, string | undefined>();
+
+/** The E_HOOK for a match function that returned something else than true or false. */
+function matchNotBoolean(v: unknown, request: HookRequest): TapedeckError {
+  const what = typeof v === 'string' ? JSON.stringify(v.length > 60 ? `${v.slice(0, 60)}…` : v) : v === null || typeof v !== 'object' ? String(v) : Array.isArray(v) ? 'an array' : 'an object';
+  const route = `${request.method} ${request.url.split('?')[0]}`;
+  return new TapedeckError('E_HOOK', `The match hook returned ${what} for ${route}, which is not a boolean. The error is in the hook, not in tapedeck.`, {
+    hook: 'match',
+    route,
+    hint: 'Make match return true (this recording answers the request) or false (it does not), e.g. with Boolean(...).',
+  });
+}
 
 /**
  * The recording a custom matcher picks among a route's recordings: the first unused one it
@@ -165,7 +181,10 @@ export function pickByMatch(
     if (isPromise(accepted)) {
       throw returnedPromise('match', accepted, 'a boolean', 'Make match a plain function (not async) that returns true or false; do any asynchronous work before the test.');
     }
-    if (accepted !== true) continue;
+    // Anything else taken as "no" made the miss say the function accepted none, and the user
+    // debugged the comparison instead of what it returns.
+    if (typeof accepted !== 'boolean') throw matchNotBoolean(accepted, request);
+    if (!accepted) continue;
     if (!used.has(rec)) {
       used.add(rec);
       return rec;

@@ -965,6 +965,8 @@ export class Deck {
         return this.served(this.hosts.find(req, route), route, req);
       },
       refresh: (key) => col.refresh!({ kind: 'http', key }),
+      // Opened empty or missing: a miss may be explained against what others recorded since.
+      stale: () => (this.recordingCount ? undefined : [this.opts, this.entry]),
       warnOnce: (m) => this.warnOnce(m),
     });
   }

@@ -123,16 +123,20 @@ async function answerOf(open: OpenAnswers, d: Deck, p: Prepared, dreq: DeckReque
     for (const b of now) c.enqueue(b);
     return now.length;
   };
-  const finish = async (c: ReadableStreamDefaultController<Uint8Array>) => {
-    saved ??= save();
-    const outcome = await saved;
-    settle();
-    if (cancelled) return;
-    if (outcome instanceof TapedeckError) return c.error(outcome);
-    const last = hold.release();
-    if (last) c.enqueue(last);
-    c.close();
-  };
+  // Ends the caller's body once: the read that saw the end and a drain begun while the record
+  // was being stored both come here, and a second close would throw (a false upstream failure).
+  let finishing: Promise<void> | undefined;
+  const finish = (c: ReadableStreamDefaultController<Uint8Array>): Promise<void> =>
+    (finishing ??= (async () => {
+      saved ??= save();
+      const outcome = await saved;
+      settle();
+      if (cancelled) return;
+      if (outcome instanceof TapedeckError) return c.error(outcome);
+      const last = hold.release();
+      if (last) c.enqueue(last);
+      c.close();
+    })());
   let cancelled = false;
   let draining = false;
   const failedUpstream = (e: unknown) => {

@@ -16,6 +16,11 @@ export interface FetchRun {
   misses: { route: string; message: string }[];
   /** Recordings nothing in this run asked for. */
   unused: number;
+  /**
+   * Why unused recordings were not judged (injected faults stood in for some, whose recordings
+   * wait for retries that may never come): said in place of the unused count.
+   */
+  unusedNotChecked?: string;
   /** Live answers left off the tape: cut or ended early upstream, or cut by close. */
   notRecorded?: number;
   /** Calls answered with an error because the recording they matched is damaged. */
@@ -32,6 +37,8 @@ export interface FetchRun {
  * // 'tapedeck: chat.tape (replay): 3 replayed, 0 recordings added, 0 misses, 1 unused recording'
  * formatFetchSummary({ tape: 'chat.tape', mode: 'record', replayed: 0, added: 1, rerecorded: 2, misses: [], unused: 0 })
  * // 'tapedeck: chat.tape (record): 0 replayed, 1 recording added, 2 re-recorded (replaced), 0 misses, 0 unused recordings'
+ * formatFetchSummary({ tape: 'chat.tape', mode: 'replay', replayed: 1, added: 0, misses: [], unused: 3, unusedNotChecked: '1 call was answered by injected faults (429 1)' })
+ * // 'tapedeck: chat.tape (replay): 1 replayed, 0 recordings added, 0 misses, unused recordings not checked: 1 call was answered by injected faults (429 1)'
  */
 export function formatFetchSummary(r: FetchRun): string {
   const plural = (n: number, w: string) => `${n} ${w}${n === 1 ? '' : 's'}`;
@@ -40,7 +47,7 @@ export function formatFetchSummary(r: FetchRun): string {
   const again = r.rerecorded ? `, ${r.rerecorded} re-recorded (replaced)` : '';
   // Replay records nothing: its failed calls are not "answers not recorded".
   const bad = `${r.damaged ? `, ${plural(r.damaged, 'call')} answered with an error (damaged recording)` : ''}${r.failed ? `, ${plural(r.failed, 'call')} failed` : ''}`;
-  const lines = [`tapedeck: ${r.tape ?? 'no tape'} (${r.mode}): ${r.replayed} replayed, ${plural(r.added, 'recording')} added${lost}${again}${bad}, ${r.misses.length === 1 ? '1 miss' : `${r.misses.length} misses`}, ${plural(r.unused, 'unused recording')}`];
+  const lines = [`tapedeck: ${r.tape ?? 'no tape'} (${r.mode}): ${r.replayed} replayed, ${plural(r.added, 'recording')} added${lost}${again}${bad}, ${r.misses.length === 1 ? '1 miss' : `${r.misses.length} misses`}, ${r.unusedNotChecked ? `unused recordings not checked: ${r.unusedNotChecked}` : plural(r.unused, 'unused recording')}`];
   if (r.misses.length > 0) {
     lines.push('Misses:');
     for (const m of r.misses.slice(0, 20)) lines.push(`  ${m.route}: ${m.message.split('\n')[0]}`);

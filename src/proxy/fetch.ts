@@ -11,7 +11,7 @@ import { checkOptionNames, optionNames } from '../option-names.ts';
 import { REDACT_INNER } from '../store/redact-options.ts';
 import { refuseChaos } from '../chaos/refused.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
-import { CHAOS_HEADER, damagedAnswer, faultHeader, faultSent, heldUntilAborted, liveDamageAnswer, needsRecordBehind, planChaos, recordBehind, recordedBehind, sleep, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer, type DamagePlan, type HttpChaos } from './chaos.ts';
+import { CHAOS_HEADER, abandonedBy, faultsInPlaceOfRecordings, damagedAnswer, faultHeader, faultSent, heldUntilAborted, lateBy, liveDamageAnswer, needsRecordBehind, planChaos, recordBehind, recordedBehind, statusFaultHeaders, withoutChaosHeader, type DamagePlan, type HttpChaos } from './chaos.ts';
 import { formatFetchSummary } from './fetch-summary.ts';
 import { asTapedeckError, errorAnswer, showsWholeBody, statusOf, statusTextOf } from './http-errors.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
@@ -139,9 +139,11 @@ const cutAfter = (controller: ReadableStreamDefaultController<Uint8Array>, why: 
  * A recorded answer's chunks as a body, one chunk a read, paced by `timing`, ending as the
  * recording did (a close, or for a cut recording the error of a dropped connection). The
  * caller's abort ends it as it ends fetch's own bodies: once the signal fires, the next read
- * rejects with its reason, so an SDK's "stop generating" stops a replayed stream too.
+ * rejects with its reason, so an SDK's "stop generating" stops a replayed stream too. A damaged
+ * answer (chaos) comes this way too: `cutWhy` names its cut, and `gaveUp` hears of an abort
+ * before its end (a `stall` given up on: its retry gets the same recording).
  */
-function chunkStream(chunks: [number, Uint8Array][], timing: Deck['timing'], cut: boolean, signal: AbortSignal | undefined): ReadableStream<Uint8Array> {
+function chunkStream(chunks: [number, Uint8Array][], timing: Deck['timing'], cut: boolean, signal: AbortSignal | undefined, cutWhy = 'a cut stream recorded by hand', gaveUp?: () => void): ReadableStream<Uint8Array> {
   let i = 0;
   const t0 = performance.now();
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -160,6 +162,8 @@ function chunkStream(chunks: [number, Uint8Array][], timing: Deck['timing'], cut
       if (signal.aborted) return controller.error(signal.reason);
       onAbort = () => {
         forget();
+        // Before its end (which forgets the signal): a damaged answer given up on (chaos).
+        gaveUp?.();
         controller.error(signal.reason);
       };
       signal.addEventListener('abort', onAbort, { once: true });
@@ -167,7 +171,7 @@ function chunkStream(chunks: [number, Uint8Array][], timing: Deck['timing'], cut
     async pull(controller) {
       if (i >= chunks.length) {
         forget();
-        if (cut) return cutAfter(controller, 'a cut stream recorded by hand');
+        if (cut) return cutAfter(controller, cutWhy);
         controller.close();
         return;
       }
@@ -203,20 +207,6 @@ function replayResponse(rec: HttpRecord, matchedBy: string, warnings: readonly s
   // reads, the tape keeps its own). A stream comes a chunk at a time, as it did from the API.
   if (chunks.length < 2 && !rec.response.cut) return new Response(new Uint8Array(rec.response.body), init);
   return new Response(chunkStream(chunks, timing, rec.response.cut === true, signal), init);
-}
-
-/** A damaged answer (chaos) as a body: its events, paused, then an end or the error of a dropped connection. */
-function damagedStream(a: DamagedAnswer): ReadableStream<Uint8Array> {
-  let i = 0;
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      if (i < a.events.length) {
-        if (i > 0 && a.pauseMs > 0) await sleep(a.pauseMs);
-        controller.enqueue(new Uint8Array(a.events[i++]!));
-      } else if (a.cut) return cutAfter(controller, 'a cut injected by tapedeck chaos');
-      else controller.close();
-    },
-  });
 }
 
 /** Sends a request upstream, recorded as usual (createFetch's live(), for chaos). */
@@ -317,8 +307,9 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
     if (needsRecordBehind(plan, d, value, sent)) await recordBehind();
     try {
       if (plan.latencyMs > 0) {
-        // The caller's abort (its own timeout) ends the wait, as it would a slow API's.
-        await Promise.race([sleep(plan.latencyMs), new Promise<never>((_r, reject) => (signal.aborted ? reject(signal.reason) : signal.addEventListener('abort', () => reject(signal.reason), { once: true })))]);
+        // The caller's abort (its own timeout) ends the wait, as it would a slow API's; its
+        // retry then gets the recording this attempt took.
+        await lateBy(chaos, plan, signal);
       }
       switch (plan.kind) {
         case 'usual':
@@ -335,10 +326,10 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
           // The headers never come: the caller's own timeout (its AbortSignal) ends the call.
           return heldUntilAborted(signal, hung, networkFaults);
         case 'damage':
-          return damaged(d, chaos, plan);
+          return damaged(d, chaos, plan, signal);
         case 'damage-live':
           // Recorded whole first, then damaged as its replay will be (./chaos.ts).
-          return await liveDamageAnswer(chaos, plan, (onStored) => goLive(sent, plan.decision, onStored), (p) => damaged(d, chaos, p));
+          return await liveDamageAnswer(chaos, plan, (onStored) => goLive(sent, plan.decision, onStored), (p) => damaged(d, chaos, p, signal));
       }
     } finally {
       // The faulted answer is out (handed back, thrown, or its wait begun): from now on a
@@ -348,11 +339,15 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
   }
 
   /** A recording served damaged (chaos): replayed (or recorded just now) and used, like any other. */
-  function damaged(d: Deck, chaos: HttpChaos, plan: DamagePlan): Response {
+  function damaged(d: Deck, chaos: HttpChaos, plan: DamagePlan, signal: AbortSignal): Response {
     if (!plan.recorded) d.count(plan.decision.matchedBy);
     used.add(plan.record.trace);
     const a = damagedAnswer(plan, chaos, chaos.seed);
-    return new Response(damagedStream(a), { status: a.status, headers: toHeaders(a.headers) });
+    // A stall given up on before its end reached no one whole: its retry gets the same recording.
+    const gaveUp = abandonedBy(chaos, plan);
+    // Its events paused as `stall` says, then an end or the error of a dropped connection.
+    const body = chunkStream(a.events.map((e): [number, Uint8Array] => [0, e]), a.pauseMs || 'none', a.cut, signal, 'a cut injected by tapedeck chaos', gaveUp);
+    return new Response(body, { status: a.status, headers: toHeaders(a.headers) });
   }
 
   /**
@@ -568,7 +563,9 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
           // nothing, so each is among those unusedCount finds unasked for).
           const rerecorded = s.rerecorded ?? 0;
           const unused = Math.max(0, d.unusedCount(used) - (closed?.replaced.length ?? 0));
-          const text = formatFetchSummary({ tape: d.tape, mode: s.mode, replayed: s.hits, added: s.recorded - rerecorded - (s.retried ?? 0), ...(rerecorded > 0 ? { rerecorded } : {}), misses, unused, notRecorded, damaged: damagedCalls, failed: otherErrors });
+          // Faults that stood in for recordings leave those waiting for retries: none is judged unused.
+          const faulted = faultsInPlaceOfRecordings(s.faults);
+          const text = formatFetchSummary({ tape: d.tape, mode: s.mode, replayed: s.hits, added: s.recorded - rerecorded - (s.retried ?? 0), ...(rerecorded > 0 ? { rerecorded } : {}), misses, unused, ...(faulted.calls > 0 ? { unusedNotChecked: faulted.text } : {}), notRecorded, damaged: damagedCalls, failed: otherErrors });
           if (typeof opts.summary === 'function') opts.summary(text);
           else if (typeof process !== 'undefined' && process.stderr) process.stderr.write(`${text}\n`);
           else console.warn(text);

@@ -5,7 +5,10 @@
  * from ./deck.ts because a page never shares its tape: browser bundles get ./fleet.browser.ts.
  */
 import { TapedeckError } from '../errors.ts';
-import type { Decision, DeckRequest } from './deck.ts';
+import type { MissEntry } from '../match/diagnose.ts';
+import type { RecordBackend } from '../store/backend.ts';
+import { storeBackend } from '../store/backends/open.ts';
+import { Deck, type Decision, type DeckOptions, type DeckRequest } from './deck.ts';
 import type { HttpRecord } from '../store/records.ts';
 
 type Replay = Extract<Decision, { kind: 'replay' }>;
@@ -18,6 +21,11 @@ export interface FleetDeck {
   lookAgain(req: DeckRequest): Replay | { kind: 'miss'; miss: TapedeckError };
   /** Files the store's recordings of `key` made since; resolves with how many were added. */
   refresh(key: string): Promise<number>;
+  /**
+   * The deck's options and miss entry point when it opened the store empty or missing (it knows
+   * of the recordings made since only by request key); undefined once it holds recordings.
+   */
+  stale(): [DeckOptions, MissEntry] | undefined;
   warnOnce(message: string): void;
 }
 
@@ -130,7 +138,33 @@ export class Fleet {
         return again;
       }
     }
-    if (miss) throw miss;
+    if (miss) throw (await this.missAfresh(req, miss)) ?? miss;
     return first!;
+  }
+
+  /**
+   * A miss of a deck that opened its store empty or missing, explained again by a deck opened on
+   * the store as it is now: its own explanation ("holds no recordings", the URL may be wrong)
+   * knows nothing of what other proxies recorded since. Undefined when there is no better one.
+   * Costs a load of the store, on such a miss only.
+   */
+  private async missAfresh(req: DeckRequest, miss: TapedeckError): Promise<TapedeckError | undefined> {
+    const stale = this.deck.stale();
+    if (stale === undefined || miss.details.kind !== 'no-recordings') return undefined;
+    const [opts, entry] = stale;
+    // A new handle: the deck's own stays as it is (closing the fresh deck closes its backend).
+    const store = typeof opts.store === 'string' ? storeBackend(opts.store) : (opts.store as RecordBackend | undefined)?.another?.();
+    if (store === undefined) return undefined;
+    let fresh: Deck | undefined;
+    try {
+      fresh = await Deck.open({ ...opts, store, chaos: undefined, pruneUnused: false, onWarning: () => {} }, entry);
+      if (fresh.mode !== 'replay' || fresh.stats().recordings === 0) return undefined;
+      fresh.decide(req);
+      return undefined;
+    } catch (e) {
+      return e instanceof TapedeckError && e.code === 'E_MISS' ? e : undefined;
+    } finally {
+      await fresh?.close().catch(() => {});
+    }
   }
 }

@@ -5,11 +5,13 @@
  * real SDKs with the same tape. `tapedeck add` and {@link addRecordings}. docs/hand-written.md.
  */
 import { TapedeckError } from '../errors.ts';
-import type { HttpRecord, StoredHeaders } from '../store/records.ts';
+import { isHttpRecord, type HttpRecord, type StoredHeaders } from '../store/records.ts';
+import type { LoadedRecord } from '../store/backend.ts';
 import { checkOptionNames } from '../option-names.ts';
 import { Deck, DECK_OPTION_NAMES, UNSTORED_RESPONSE_HEADERS, type DeckOptions, type DeckRequest } from './deck.ts';
 import { unknownField, WRITTEN_FIELDS } from './written-fields.ts';
 import { originOf } from '../store/origins.ts';
+import { HAND_WRITTEN_RUN } from '../store/collection.ts';
 import { answerShapeProblem } from './written-shape.ts';
 
 /** One server-sent event of a hand-written stream. */
@@ -141,9 +143,14 @@ function writtenUrl(url: string, where: string): URL {
   throw bad(where, `\`request.url\` ${JSON.stringify(url)} is neither a URL nor a path (a path starts with /)`, hint);
 }
 
-/** Where a value JSON.stringify refuses breaks: a BigInt, or an object that holds itself. */
+/**
+ * Where a value JSON cannot hold as written breaks: a BigInt or an object that holds itself
+ * (JSON.stringify throws), a function or symbol (dropped without a word: the answer would lose
+ * that member, the key that argument).
+ */
 function unwritable(v: unknown, path: string, seen: Set<object>): string | undefined {
   if (typeof v === 'bigint') return `\`${path}\` is a BigInt`;
+  if (typeof v === 'function' || typeof v === 'symbol') return `\`${path}\` is a ${typeof v}`;
   if (v === null || typeof v !== 'object') return undefined;
   // Its own JSON form (a Date) is what is written.
   if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return undefined;
@@ -168,6 +175,9 @@ function unwritable(v: unknown, path: string, seen: Set<object>): string | undef
 function jsonText(v: unknown, where: string, field: string): string {
   const hint = 'Give JSON values only: a BigInt as a number or as text ("n": 1 or "n": "1"), each object once (none that holds itself), no functions.';
   let text: string | undefined;
+  // A function or symbol nested in it is dropped by JSON.stringify rather than refused: looked for first.
+  const nested = v !== null && typeof v === 'object' ? unwritable(v, field, new Set()) : undefined;
+  if (nested) throw bad(where, nested, hint);
   try {
     text = JSON.stringify(v);
   } catch (e) {
@@ -209,7 +219,7 @@ function storedResponse(w: WrittenRecording, where: string): HttpRecord['respons
   }
   const status = r.status ?? 200;
   if (typeof status !== 'number' || !Number.isInteger(status) || status < 100 || status > 599) {
-    throw bad(where, `\`response.status\` ${JSON.stringify(r.status)} is not an HTTP status`, 'Give the status as a number from 100 to 599 ("status": 429), or leave it out for 200.');
+    throw bad(where, `\`response.status\` ${typeof r.status === 'number' ? String(r.status) : JSON.stringify(r.status)} is not an HTTP status`, 'Give the status as a number from 100 to 599 ("status": 429), or leave it out for 200.');
   }
   const headers: StoredHeaders = writtenHeaders(r.headers, where, 'response.headers', UNSTORED_RESPONSE_HEADERS);
   const gapMs = writtenGap(r.gapMs, where, 'response.gapMs');
@@ -262,8 +272,17 @@ function writtenBody(body: unknown): unknown {
   }
 }
 
-/** The options addRecordings takes: the deck's, less the mode (it always adds). */
-const ADD_OPTIONS: readonly string[] = DECK_OPTION_NAMES.filter((n) => n !== 'mode');
+/** The options addRecordings takes: the deck's, less the mode (it always adds), and `replace`. */
+const ADD_OPTIONS: readonly string[] = [...DECK_OPTION_NAMES.filter((n) => n !== 'mode'), 'replace'];
+
+/** The options of {@link addRecordings}. */
+export type AddOptions = Omit<DeckOptions, 'mode'> & {
+  /**
+   * Remove the recordings the tape holds of the same requests (same key, route and host) and
+   * serve the added ones in their place: for an answer fixed and added again.
+   */
+  replace?: boolean;
+};
 
 /**
  * Adds hand-written recordings to a tape (created if missing), after what it holds, in order:
@@ -281,9 +300,13 @@ const ADD_OPTIONS: readonly string[] = DECK_OPTION_NAMES.filter((n) => n !== 'mo
  * `origins`, when given, says where each recording was read from (`retry.json`, `retry.json [2]`)
  * for the errors to name: `tapedeck add` gives the files.
  */
-export async function addRecordings(opts: Omit<DeckOptions, 'mode'>, recordings: readonly WrittenRecording[], origins?: readonly string[]): Promise<number> {
+export async function addRecordings(options: AddOptions, recordings: readonly WrittenRecording[], origins?: readonly string[]): Promise<number> {
   // A misspelt option (`tpae`) would be dropped without a word, as createFetch refuses it not to.
-  checkOptionNames(opts, ADD_OPTIONS, 'addRecordings', 'docs/hand-written.md');
+  checkOptionNames(options, ADD_OPTIONS, 'addRecordings', 'docs/hand-written.md');
+  const { replace, ...opts } = options ?? {};
+  if (replace !== undefined && typeof replace !== 'boolean') {
+    throw new TapedeckError('E_ARG', `addRecordings: replace is ${JSON.stringify(replace) ?? String(replace)}, not true or false.`, { option: 'replace', hint: 'Write replace: true to put the added recordings in place of the ones the tape holds of the same requests, or leave it out.' });
+  }
   if (!Array.isArray(recordings)) throw bad('list', 'expected an array of recordings', 'Pass an array: addRecordings(options, [recording, ...]).');
   // Nothing to add is most likely the wrong list, or one not filled yet: said, as tapedeck add says it.
   if (recordings.length === 0) throw bad('list', `the list is empty: no recording to add; nothing was added to ${opts.tape ?? 'the store'}`, 'Pass the recordings to add: addRecordings(options, [recording, ...]).');
@@ -296,7 +319,7 @@ export async function addRecordings(opts: Omit<DeckOptions, 'mode'>, recordings:
       checkFieldNames(v, where);
       const req = deckRequest(w, where);
       const response = storedResponse(w, where);
-      const problem = answerShapeProblem(req, writtenBody(w.request.body), response, { events: w.response.events !== undefined, cut: w.response.cut === true });
+      const problem = answerShapeProblem(req, writtenBody(w.request.body), response, { events: w.response.events !== undefined, cut: w.response.cut === true, ...(Array.isArray(w.response.events) ? { list: w.response.events } : {}) });
       if (problem) throw bad(where, problem.what, problem.hint);
       return { req, response };
     } catch (e) {
@@ -313,11 +336,29 @@ export async function addRecordings(opts: Omit<DeckOptions, 'mode'>, recordings:
   // failure it reports, which the error thrown here says once, with its fix.
   const say = opts.onWarning ?? ((m: string) => (typeof process !== 'undefined' && process.emitWarning ? process.emitWarning(m, { code: 'TAPEDECK_PROXY' }) : console.warn(m)));
   let held: string[] | undefined;
-  const deck = await Deck.open({ ...opts, mode: 'update', onWarning: (m) => (held ? held.push(m) : say(m)) }, { kind: 'fetch' });
+  // Stored under a run of their own, which a record run of the same requests keeps.
+  const run = `${HAND_WRITTEN_RUN}${opts.run ?? globalThis.crypto.randomUUID()}`;
+  const open = () => Deck.open({ ...opts, mode: 'update', run, onWarning: (m) => (held ? held.push(m) : say(m)) }, { kind: 'fetch' });
+  let deck = await open();
   let added = 0;
+  let skipped = 0;
   try {
     const now = new Date();
-    for (const { req, response } of prepared) {
+    const onTape = recordingsByRequest(deck);
+    const planned = plan(deck, prepared, now, onTape, replace === true, opts.tape, origins);
+    if (planned.replaced.size > 0 && deck.collection) {
+      // Removed before the new ones are added, and the tape opened again: each recording counts
+      // those of its request before it (its turn), and one counting removed ones would be taken
+      // for a recording after lost ones.
+      await deck.collection.rewrite((records) => replacedAt(records, planned.replaced));
+      await deck.close();
+      deck = await open();
+    }
+    for (const [i, { req, response }] of prepared.entries()) {
+      if (planned.skip.has(i)) {
+        skipped++;
+        continue;
+      }
       held = [];
       const { durable } = deck.record(deck.prepareRequest(req), req, response, now, 0);
       const failed = await durable;
@@ -332,12 +373,110 @@ export async function addRecordings(opts: Omit<DeckOptions, 'mode'>, recordings:
       added++;
     }
     await deck.flush();
+    // Said once the recordings are on the tape: a failure to add them is the one thing said then.
+    for (const m of planned.notes) say(m);
   } finally {
     held = undefined;
     await deck.close();
   }
   if (deck.stats().appendFailures > 0) throw new TapedeckError('E_TAPE_IO', `Could not add the recordings to ${opts.tape ?? 'the store'}.`, { hint: 'See the warning above for why.' });
-  return prepared.length;
+  return prepared.length - skipped;
+}
+
+/** Which request a recording answers, as replay tells requests apart: host, route, match kind and key. */
+const requestOf = (r: Pick<HttpRecord, 'origin' | 'route' | 'match' | 'key'>): string => `${r.origin ?? ''}\n${r.route}\n${r.match}\n${r.key}`;
+
+/** The recordings a tape holds, by the request they answer, in order. */
+function recordingsByRequest(deck: Deck): Map<string, HttpRecord[]> {
+  const out = new Map<string, HttpRecord[]>();
+  for (const { value } of deck.collection?.entries() ?? []) {
+    const id = requestOf(value);
+    const list = out.get(id);
+    if (list) list.push(value);
+    else out.set(id, [value]);
+  }
+  return out;
+}
+
+const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && a.every((x, i) => x === b[i]);
+const sortedJson = (h: StoredHeaders): string => JSON.stringify(Object.entries(h).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+
+/** Whether two recordings of one request give the same answer (status, headers, bytes, pacing, cut). */
+function sameAnswer(a: HttpRecord['response'], b: HttpRecord['response']): boolean {
+  return (
+    a.status === b.status &&
+    (a.statusText ?? '') === (b.statusText ?? '') &&
+    a.cut === b.cut &&
+    JSON.stringify(a.chunks ?? null) === JSON.stringify(b.chunks ?? null) &&
+    sortedJson(a.headers) === sortedJson(b.headers) &&
+    sameBytes(a.body, b.body)
+  );
+}
+
+/**
+ * What to do with each recording about to be added. Recordings of a request the tape already
+ * ends with, answer for answer, are skipped: addRecordings called in a test runs on every test
+ * run, and appending them again grew the tape each time and gave a later call a second 429.
+ * With `replace`, the tape's recordings of the added requests are removed first; without it, a request the tape holds other answers for is said (they are served first).
+ */
+function plan(
+  deck: Deck,
+  prepared: readonly { req: DeckRequest; response: HttpRecord['response'] }[],
+  now: Date,
+  onTape: ReadonlyMap<string, readonly HttpRecord[]>,
+  replace: boolean,
+  tape: string | undefined,
+  origins: readonly string[] | undefined,
+): { skip: Set<number>; replaced: Set<string>; notes: string[] } {
+  // A new or empty tape has nothing to compare with (and a beforeRecord hook runs once).
+  if (onTape.size === 0) return { skip: new Set(), replaced: new Set(), notes: [] };
+  const byRequest = new Map<string, { at: number[]; recs: HttpRecord[] }>();
+  prepared.forEach(({ req, response }, i) => {
+    const rec = deck.recordOf(deck.prepareRequest(req), req, response, now, 0);
+    if (!rec) return;
+    const id = requestOf(rec);
+    const g = byRequest.get(id) ?? { at: [], recs: [] };
+    g.at.push(i);
+    g.recs.push(rec);
+    byRequest.set(id, g);
+  });
+  const skip = new Set<number>();
+  const replaced = new Set<string>();
+  const notes: string[] = [];
+  for (const [id, { at, recs }] of byRequest) {
+    const old = onTape.get(id) ?? [];
+    if (old.length === 0) continue;
+    if (replace) {
+      replaced.add(id);
+      continue;
+    }
+    const tail = old.slice(old.length - recs.length);
+    if (tail.length === recs.length && recs.every((r, j) => sameAnswer(r.response, tail[j]!.response))) {
+      for (const i of at) skip.add(i);
+      continue;
+    }
+    const r = recs[0]!;
+    const where = origins?.[at[0]!] ? `#${at[0]} (${origins[at[0]!]})` : `#${at[0]}`;
+    notes.push(
+      `tapedeck: hand-written recording ${where}: ${tape ?? 'the store'} already holds ${old.length} recording${old.length === 1 ? '' : 's'} of ${r.route}${r.origin ? ` on ${r.origin}` : ''} with this request and other answers: ${old.length === 1 ? 'it is' : 'they are'} served first, the added one${recs.length === 1 ? '' : 's'} only after. To serve the added one${recs.length === 1 ? '' : 's'} instead, add with replace: true (tapedeck add --replace), which removes the ones the tape holds of this request.`,
+    );
+  }
+  return { skip, replaced, notes };
+}
+
+/** The indexes of the recordings `replace` removes: those of the replaced requests. */
+function replacedAt(records: readonly LoadedRecord[], replaced: ReadonlySet<string>): number[] {
+  const out: number[] = [];
+  records.forEach((r, i) => {
+    let v: unknown;
+    try {
+      v = r.value();
+    } catch {
+      return; // damage is prune's to remove, not this
+    }
+    if (isHttpRecord(v) && replaced.has(requestOf(v))) out.push(i);
+  });
+  return out;
 }
 
 /**

@@ -35,7 +35,7 @@ import { upstreamCutWarning } from './upstream-cut.ts';
 import { jsonLabelled } from './form-labelled-json.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
 import { recordBehindUpstream } from './record-behind.ts';
-import { CHAOS_HEADER, damagedAnswer, faultHeader, faultSent, liveDamage, needsRecordBehind, planChaos, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer, type DamagePlan, type HttpChaos, type LiveDamagePlan } from './chaos.ts';
+import { CHAOS_HEADER, abandonedBy, damagedAnswer, faultHeader, faultSent, liveDamage, needsRecordBehind, planChaos, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer, type DamagePlan, type HttpChaos, type LiveDamagePlan } from './chaos.ts';
 import type { RecordTurn } from './record-turns.ts';
 
 /**
@@ -67,6 +67,14 @@ export interface HandlerOptions extends DeckOptions, UpstreamTimeouts {
    * tape.serve() gives its test command here.
    */
   sessionRecordCommand?: string;
+  /**
+   * The command that records a request this proxy missed, which its HTTP misses name as
+   * `record it: <command>` with the test options (`ignoreArgs`, `strictOrder`) in place of the
+   * CLI flags, e.g. `TAPEDECK_MODE=update npx vitest run test/chat.test.ts -t '^chat$'`. A test's
+   * tape.serve() gives its test's command here, as its tape.fetch names it; without it a miss
+   * says to restart tapedeck serve with --mode record.
+   */
+  testRecordCommand?: string;
   /**
    * Store behind `POST /v1/replay { trace_token, query, document_id }`: the trace token is an
    * answer's `x-tapedeck-trace`, the query its `x-tapedeck-key`, the document id its route
@@ -404,7 +412,7 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
 }
 
 /** The names of createHandler's own options (DeckOptions' are the rest). */
-export const HANDLER_OPTION_NAMES = ['connectTimeoutMs', 'idleTimeoutMs', 'shutdownTimeoutMs', 'cancelGraceMs', 'upstream', 'fetch', 'sessionRecordCommand', 'replay', 'awsCredentials', 'onMiss'] as const;
+export const HANDLER_OPTION_NAMES = ['connectTimeoutMs', 'idleTimeoutMs', 'shutdownTimeoutMs', 'cancelGraceMs', 'upstream', 'fetch', 'sessionRecordCommand', 'testRecordCommand', 'replay', 'awsCredentials', 'onMiss'] as const;
 const HANDLER_OPTIONS = optionNames<HandlerOptions>()([...DECK_OPTION_NAMES, ...HANDLER_OPTION_NAMES]);
 
 /**
@@ -455,7 +463,10 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
   // Refused before the tape opens: a record mode with nothing to record from must not leave an
   // empty tape (which the next `once` run would take as recorded) or a writer behind.
   const noUpstream = upstream === undefined ? needsUpstream : undefined;
-  const opening = Deck.open(opts, undefined, noUpstream).then((d) => {
+  // A test's proxy names the test's record command, as the test's fetch does (not a `tapedeck
+  // serve` the test never ran).
+  const entry = opts.testRecordCommand !== undefined ? { kind: 'test' as const, recordCommand: opts.testRecordCommand } : undefined;
+  const opening = Deck.open(opts, entry, noUpstream).then((d) => {
     // Left for passthrough, which opens no tape (nothing to leave behind, but nothing to serve).
     if (d.mode !== 'replay' && upstream === undefined) {
       void d.close().catch(() => {});
@@ -881,11 +892,19 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
     const { req: dreq, value } = withoutChaosHeader(sent);
     const chaos = d.chaos;
     if (!chaos) {
+      // `none` asks for no fault: answered (and recorded) as usual where there is no chaos.
+      if (value?.trim().toLowerCase() === 'none') return answer(d, req, res, dreq, await d.decideShared(dreq));
       refuseChaos(d.mode, false, `header ${CHAOS_HEADER}`);
       return;
     }
     const plan = await planChaos(d, chaos, dreq, value);
-    if (plan.latencyMs > 0) await sleep(plan.latencyMs);
+    if (plan.latencyMs > 0) {
+      // A client gone during the delay got no answer: its retry gets the recording this attempt took.
+      const gaveUp = () => abandonedBy(chaos, plan)?.();
+      res.once('close', gaveUp);
+      await sleep(plan.latencyMs);
+      res.off('close', gaveUp);
+    }
     if (plan.kind === 'damage-live') return liveDamaged(d, chaos, req, res, dreq, plan);
     // Update mode: a fault standing in for a call the tape has no recording of has the call's
     // real answer recorded behind it, for its retry and its replay (./record-behind.ts); the
@@ -934,6 +953,8 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
     if (!plan.recorded) d.count(plan.decision.matchedBy);
     used.add(plan.record.trace);
     if (replayStore) remember(plan.record);
+    // A stall its client gave up on before its end reached no one whole: its retry gets the same recording.
+    res.once('close', () => (res.writableFinished ? undefined : abandonedBy(chaos, plan)?.()));
     return writeDamaged(req, res, damagedAnswer(plan, chaos, chaos.seed));
   }
 

@@ -67,7 +67,8 @@ export function streamOnOtherRoute(route: string, routes: ReadonlyMap<string, { 
  * header values, or undefined when there is none. A route that holds this very request
  * (`holds`: the same body was recorded there) is named first; else a route with header values is
  * compared with one that has values too (the betas differ), else with the endpoint recorded
- * without them. The request (`match`, `key`) is looked for in `col` under each route.
+ * without them. The request (`match`, `key`) is looked for in `col` under each route. The
+ * `beta=true` query of the Anthropic SDK's beta client is no difference (see withoutBetaMarker).
  *
  * @example
  * headersOnOtherRoute('POST /v1/messages (anthropic-beta: a)', new Map([['POST /v1/messages', { count: 1 }]]))
@@ -77,13 +78,15 @@ export function headersOnOtherRoute(route: string, routes: ReadonlyMap<string, {
   // Whether a route holds this very request (its match kind and key).
   const holds = col && match && key ? (name: string) => col.count(httpRecordKey(name, match, key)).recorded > 0 : undefined;
   const endpoint = routeEndpoint(route);
-  const base = `${endpoint.method} ${endpoint.url}`;
+  const base = `${endpoint.method} ${withoutBetaMarker(endpoint.url)}`;
   const { headers: mine, origin } = partsAfter(route, endpoint);
   let other: string | undefined;
   let best = -1;
   for (const [name, r] of routes) {
-    if (r.count === 0 || name === route || !name.startsWith(base) || (name.length > base.length && name.charCodeAt(base.length) !== 0x20)) continue;
-    const there = partsAfter(name, endpoint);
+    if (r.count === 0 || name === route) continue;
+    const at = routeEndpoint(name);
+    if (`${at.method} ${withoutBetaMarker(at.url)}` !== base) continue;
+    const there = partsAfter(name, at);
     const theirs = there.headers;
     if (theirs === mine || !sameHost(there.origin, origin)) continue;
     // The request itself recorded with other headers explains the most; then like with like:
@@ -119,10 +122,15 @@ export function pathOnOtherRoute(route: string, other: string): string | undefin
   if (mine.method !== theirs.method || path(mine.url) === path(theirs.url)) return undefined;
   const a = partsAfter(route, mine);
   const b = partsAfter(other, theirs);
-  if (a.headers !== b.headers || !sameHost(b.origin, a.origin)) return undefined;
+  if (a.headers !== b.headers) return undefined;
   const here = routeOf(mine);
   const there = routeOf(theirs);
   if (!here || !there || here.route.operation !== there.route.operation || here.model !== there.model) return undefined;
+  // A gateway base URL changes the host and adds a path prefix at once: both named, or the miss
+  // said only "no recording for" the prefixed path.
+  if (!sameHost(b.origin, a.origin)) {
+    return `this request was recorded at ${theirs.method} ${path(theirs.url)} on ${b.origin} and is sent to ${mine.method} ${path(mine.url)} on ${a.origin} (the base URL changed?; hostMatch: 'any' serves recordings of any host)`;
+  }
   return `this request was recorded at ${theirs.method} ${path(theirs.url)} and is sent to ${mine.method} ${path(mine.url)} (the base URL's path changed?)`;
 }
 
@@ -202,6 +210,14 @@ function partsAfter(name: string, endpoint: { method: string; url: string }): { 
   const sp = rest.lastIndexOf(' ');
   return { headers: rest.slice(0, sp), origin: rest.slice(sp + 1) };
 }
+
+/**
+ * A URL without the `beta=true` query the Anthropic SDK's beta client adds to every call it
+ * sends with betas (LangChain's ChatAnthropic `betas` goes through it): the query only repeats
+ * what the anthropic-beta header says, so the same call with and without betas is compared as
+ * one endpoint, filed apart by the header.
+ */
+const withoutBetaMarker = (url: string): string => url.replace(/([?&])beta=true(&|$)/, (_m, sep: string, next: string) => (next ? sep : ''));
 
 /** Whether recordings for `theirs` ('' for none: any host) answer a request to `mine` ('' for one whose host is not compared). */
 const sameHost = (theirs: string, mine: string): boolean => theirs === '' || mine === '' || theirs === mine;

@@ -16,7 +16,8 @@ import { DECK_OPTION_NAMES, DEFAULT_MAX_BODY_BYTES } from './deck.ts';
 import { checkOptionNames, optionNames } from '../option-names.ts';
 import { REDACT_INNER } from '../store/redact-options.ts';
 import { tapeTarget } from '../store/tape-target.ts';
-import { refuseLentCredentials } from './lend-guard.ts';
+import { lendsCredentials, refuseLentCredentials } from './lend-guard.ts';
+import { refuseForeign, refuseForeignUpgrade } from './server-origin.ts';
 import { checkPair, type TlsMaterial } from './tls.ts';
 import { ForwardRefusal, isAbsoluteForm } from './server-forward.ts';
 
@@ -227,14 +228,22 @@ export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
     () => listening,
     (m) => (opts.onWarning ? opts.onWarning(m) : process.stderr.write(`tapedeck: ${m}\n`)),
   );
+  // An upstream that lends the proxy's own credentials is for programs on this machine, not for
+  // the web pages its browser opens (./server-origin.ts). The port is known once bound.
+  const listenHost = opts.host ?? '127.0.0.1';
+  let boundPort = 0;
+  const lends = opts.upstream !== undefined && lendsCredentials(opts.upstream);
+  const foreign = (req: IncomingMessage, res: ServerResponse) => lends && refuseForeign(req, res, listenHost, boundPort);
   const front = (req: IncomingMessage, res: ServerResponse): void => {
     if (isAbsoluteForm(req.url)) refusal.request(req, res);
-    else handler(req, res);
+    else if (!foreign(req, res)) handler(req, res);
   };
   const server: Server = opts.tls ? createHttpsServer({ ...serverOpts, cert: opts.tls.cert, key: opts.tls.key }, front) : createServer(serverOpts, front);
   server.on('connect', (req: IncomingMessage, socket: Socket) => refusal.connect(req, socket));
   // Realtime sessions: WebSocket upgrades on a provider's realtime route (docs/realtime.md).
-  server.on('upgrade', handler.upgrade);
+  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    if (!(lends && refuseForeignUpgrade(req, socket, listenHost, boundPort))) handler.upgrade(req, socket, head);
+  });
   // A client that asks before it sends its body (Expect: 100-continue) and declares one over
   // the limit hears 413 at once (the handler's check): node:http on its own would first say
   // 100 Continue, and the client would upload it all for nothing.
@@ -247,7 +256,7 @@ export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
   // The compatibility API gives the handler request and response objects of the same shape.
   const h2 = createHttp2Server({}, (req: Http2ServerRequest, res: Http2ServerResponse) => {
     slowH2.watch(req, res);
-    handler(req as never, res as never);
+    if (!foreign(req as never, res as never)) handler(req as never, res as never);
   });
   const sessions = new Set<Http2Session>();
   h2.on('session', (s: Http2Session) => {
@@ -278,6 +287,7 @@ export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
     throw listenError(e, opts.host ?? '127.0.0.1', opts.port ?? 8080);
   }
   const addr = server.address() as AddressInfo;
+  boundPort = addr.port;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
   listening = `${opts.tls ? 'https' : 'http'}://${host}:${addr.port}`;
   let closing: Promise<void> | undefined;

@@ -29,9 +29,23 @@ export function upstreamTarget(upstream: string): { base: string; authorization?
   return { base, authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` };
 }
 
-/** Joins the upstream base (which may carry a path prefix) with a request's path and query. */
+/**
+ * Joins the upstream base (which may carry a path prefix, and a query such as a gateway's
+ * `?api_key=`) with a request's path and query: the path after the base's path, the base's
+ * query after the request's own parameters (it is not the request's path's to end).
+ *
+ * @example
+ * upstreamUrl('https://gw.example/base?api_key=k', '/v1/chat?x=1') // 'https://gw.example/base/v1/chat?x=1&api_key=k'
+ */
 export function upstreamUrl(upstream: string, url: string): string {
-  return withoutTrailingSlashes(upstream) + (url.startsWith('/') ? url : `/${url}`);
+  const path = url.startsWith('/') ? url : `/${url}`;
+  const q = upstream.search(/[?#]/);
+  if (q < 0) return withoutTrailingSlashes(upstream) + path;
+  // A fragment never goes on the wire; the query is the base's own.
+  const query = upstream.slice(q + 1).replace(/#.*$/s, '');
+  const head = withoutTrailingSlashes(upstream.slice(0, q)) + path;
+  if (upstream[q] === '#' || query === '') return head;
+  return head + (head.includes('?') ? `&${query}` : `?${query}`);
 }
 
 /** A fetch Response's headers as stored: without hop-by-hop, length and encoding headers. */

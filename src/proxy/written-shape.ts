@@ -32,6 +32,8 @@ export interface ShapeProblem {
 export interface WrittenAnswer {
   events: boolean;
   cut: boolean;
+  /** The events as written (`event` name and `data`), for the checks of each event. */
+  list?: readonly { event?: unknown; data: unknown }[];
 }
 
 type Obj = Record<string, unknown>;
@@ -88,12 +90,12 @@ function streamHowTo(route: RouteMatch): { end: string; write: string } {
       if (op === 'responses') {
         return {
           end: 'a `response.completed` (or `response.incomplete`) event',
-          write: 'Write the Responses API\'s events: { "event": "response.output_text.delta", "data": { "type": "response.output_text.delta", "delta": "..." } }, ..., and last { "event": "response.completed", "data": { "type": "response.completed", "response": { "object": "response", "status": "completed", "output": [ ... ] } } }',
+          write: 'Write the Responses API\'s events, each named as its "type": first { "event": "response.created", "data": { "type": "response.created", "response": { "id": "resp_1", "object": "response", "status": "in_progress", "output": [] } } }, then response.output_item.added (the message item, "id": "msg_1"), response.content_part.added, { "event": "response.output_text.delta", "data": { "type": "response.output_text.delta", "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": "..." } }, response.output_text.done, response.content_part.done, response.output_item.done, and last { "event": "response.completed", "data": { "type": "response.completed", "response": { "id": "resp_1", "object": "response", "status": "completed", "output": [ ... ] } } }',
         };
       }
       return {
         end: 'a chunk with a `finish_reason`, then `[DONE]`',
-        write: 'Write chat completion chunks: { "data": { "object": "chat.completion.chunk", "choices": [{ "index": 0, "delta": { "content": "..." }, "finish_reason": null }] } }, the last with "finish_reason": "stop", then { "data": "[DONE]" }',
+        write: 'Write chat completion chunks: first { "data": { "object": "chat.completion.chunk", "choices": [{ "index": 0, "delta": { "role": "assistant", "content": "" }, "finish_reason": null }] } }, then ones with "delta": { "content": "..." }, the last with "finish_reason": "stop", then { "data": "[DONE]" }',
       };
   }
 }
@@ -250,6 +252,10 @@ export function answerShapeProblem(req: RouteRequest, body: unknown, response: H
             : 'Make each event\'s data one JSON value (only OpenAI\'s end, "[DONE]", is text), or write the stream as "events": [{ "data": { ... } }, ...].';
     return { what: `${unparsed.said} (${unparsed.error}): ${unparsed.text}; the ${name} client would fail reading it`, hint: fix };
   }
+  // Each event as the SDKs read it: a stream that assembles can still be one they read nothing
+  // from (a chunk without `delta`, an Anthropic event without its name).
+  const inEvents = written.list && framing === 'sse' ? eventsProblem(asked, body, written.list, undefined, how) : undefined;
+  if (inEvents) return inEvents;
   // In the provider's format: the route's own module reads the answer the stream assembles to
   // (an Anthropic route does not read an OpenAI completion), and among OpenAI's, a Responses
   // call gets the Responses API's events and a chat call chat chunks. (A stream nothing can
@@ -294,5 +300,109 @@ export function answerShapeProblem(req: RouteRequest, body: unknown, response: H
       hint: `${how.write}.`,
     };
   }
+  // The end each SDK needs, past the end the verdict asks for.
+  return written.list && framing === 'sse' ? eventsProblem(asked, body, written.list, 'end', how) : undefined;
+}
+
+// The delta types of Anthropic's content_block_delta events its SDK reads.
+const ANTHROPIC_DELTAS = new Set(['text_delta', 'input_json_delta', 'thinking_delta', 'signature_delta', 'citations_delta']);
+
+/**
+ * The first event of a hand-written server-sent stream its SDK would misread, or undefined.
+ * OpenAI chat: each choice of a chunk carries `delta` (its text in `delta.content`), and a whole
+ * stream has a `finish_reason`, ends with `[DONE]`, and has the usage chunk
+ * `stream_options.include_usage` asks for (the SDK's final completion needs the first two).
+ * Anthropic: each event is named as its `type` (the SDK dispatches on the name), a
+ * `content_block_delta` follows the `content_block_start` of its index and has a delta type it
+ * reads. Responses: the stream starts with `response.created` and its deltas name their item
+ * (`item_id`, `output_index`), as both the OpenAI SDK and the AI SDK require. `end`: only the
+ * ending (asked once the stream is known whole; a cut stream is checked event by event only).
+ */
+function eventsProblem(asked: Asked, body: unknown, list: readonly { event?: unknown; data: unknown }[], end: 'end' | undefined, how: { end: string; write: string }): ShapeProblem | undefined {
+  const at = (i: number) => `\`response.events[${i}]`;
+  const provider = asked.route.provider.name;
+  if (asked.shape === 'openai-chat' && provider !== 'anthropic' && provider !== 'gemini' && provider !== 'bedrock' && provider !== 'ollama') {
+    let finished = false;
+    let usage = false;
+    for (const [i, e] of list.entries()) {
+      if (!isObj(e.data) || !Array.isArray(e.data.choices)) {
+        if (isObj(e.data) && isObj(e.data.usage)) usage = true;
+        continue;
+      }
+      if (isObj(e.data.usage)) usage = true;
+      for (const [j, c] of e.data.choices.entries()) {
+        const where = `${at(i)}.data.choices[${j}]`;
+        if (!isObj(c)) continue;
+        if (typeof c.finish_reason === 'string') finished = true;
+        if (end) continue;
+        if (!isObj(c.delta)) {
+          return {
+            what: `${where}\` has no \`delta\`${'message' in c ? ' (it has `message`, the member of a plain answer)' : ''}: chat chunks carry their part of the answer in \`delta\`, and the SDK would read an empty answer`,
+            hint: `Write each choice as { "index": 0, "delta": { "content": "..." }, "finish_reason": null }. ${how.write}.`,
+          };
+        }
+        if (c.delta.content === undefined && typeof c.delta.text === 'string') {
+          return { what: `${where}.delta\` has \`text\`: chat chunks carry their text in \`delta.content\`, and the SDK would read an empty answer`, hint: `Rename "text" to "content" in the delta. ${how.write}.` };
+        }
+      }
+    }
+    if (!end) return undefined;
+    const last = list[list.length - 1];
+    if (!finished) return { what: '`response.events` have no chunk with a `finish_reason`: the OpenAI SDK\'s final completion fails on it ("missing finish_reason"), and the AI SDK reports the answer as unfinished', hint: `Give the last chunk "finish_reason": "stop" (or "length", "tool_calls"...), then { "data": "[DONE]" }${orCutHint}. ${how.write}.` };
+    if (last?.data !== '[DONE]') return { what: '`response.events` do not end with `[DONE]`, the end OpenAI gives every chat stream', hint: `Add { "data": "[DONE]" } as the last event${orCutHint}.` };
+    const options = isObj(body) && isObj(body.stream_options) ? body.stream_options : undefined;
+    if (options?.include_usage === true && !usage) {
+      return {
+        what: '`request.body` asks for the usage chunk (`stream_options.include_usage`), but `response.events` have none: the SDK would report no token counts',
+        hint: 'Add the usage chunk before [DONE]: { "data": { "object": "chat.completion.chunk", "choices": [], "usage": { "prompt_tokens": 5, "completion_tokens": 2, "total_tokens": 7 } } }; or leave stream_options out of the request.',
+      };
+    }
+    return undefined;
+  }
+  if (end) return undefined;
+  if (provider === 'anthropic') {
+    const started = new Set<unknown>();
+    for (const [i, e] of list.entries()) {
+      if (!isObj(e.data) || typeof e.data.type !== 'string') continue;
+      const type = e.data.type;
+      if (e.event !== type) {
+        return {
+          what: `${at(i)}.event\` is ${e.event === undefined ? 'missing' : JSON.stringify(e.event)}, but its data is a ${JSON.stringify(type)} event: the Anthropic SDK reads an event by its name, and would skip it`,
+          hint: `Name each event as its data's "type": { "event": ${JSON.stringify(type)}, "data": { "type": ${JSON.stringify(type)}, ... } }.`,
+        };
+      }
+      if (type === 'content_block_start') started.add(e.data.index);
+      if (type === 'content_block_delta' || type === 'content_block_stop') {
+        if (!started.has(e.data.index)) {
+          return {
+            what: `${at(i)}\` is a ${type} of block ${JSON.stringify(e.data.index)} with no content_block_start of that index before it: the Anthropic SDK fails on it`,
+            hint: 'Start each block first: { "event": "content_block_start", "data": { "type": "content_block_start", "index": 0, "content_block": { "type": "text", "text": "" } } }.',
+          };
+        }
+        const d = e.data.delta;
+        if (type === 'content_block_delta' && (!isObj(d) || typeof d.type !== 'string' || !ANTHROPIC_DELTAS.has(d.type))) {
+          return {
+            what: `${at(i)}.data.delta.type\` ${isObj(d) ? JSON.stringify(d.type) : 'is missing'}: Anthropic's deltas are "text_delta" (text), "input_json_delta" (tool input) or "thinking_delta", and the SDK would drop this one`,
+            hint: 'Write a text delta as "delta": { "type": "text_delta", "text": "..." }.',
+          };
+        }
+      }
+    }
+    return undefined;
+  }
+  if (asked.shape === 'openai-responses') {
+    const first = list.findIndex((e) => !(isObj(e.data) && e.data.type === 'keepalive'));
+    const f = list[first];
+    if (f && isObj(f.data) && f.data.type !== 'response.created' && typeof f.data.type === 'string') {
+      return { what: `${at(first)}\` is a ${JSON.stringify(f.data.type)} event, but a Responses stream starts with \`response.created\`: the OpenAI SDK fails without it`, hint: `${how.write}.` };
+    }
+    for (const [i, e] of list.entries()) {
+      if (!isObj(e.data) || typeof e.data.type !== 'string' || !/^response\.(output_text|refusal|function_call_arguments|reasoning_summary_text)\.(delta|done)$/.test(e.data.type)) continue;
+      if (typeof e.data.item_id !== 'string') return { what: `${at(i)}.data.item_id\` is missing: a ${e.data.type} event names its output item, and the AI SDK refuses one without it`, hint: `${how.write}.` };
+      if (typeof e.data.output_index !== 'number') return { what: `${at(i)}.data.output_index\` is missing: a ${e.data.type} event names its output's place`, hint: `${how.write}.` };
+    }
+  }
   return undefined;
 }
+
+const orCutHint = '; or add "cut": true for a stream whose connection drops after its events';

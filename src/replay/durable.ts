@@ -170,9 +170,18 @@ export class DurableReplayStore implements ReplaySource {
   async put(p: ReplayPut): Promise<ReplayEntry> {
     if (this.closed) throw new TapedeckError('E_ARG', `The replay store on ${this.path} is closed.`, { file: this.path, hint: 'Open it again to store more.' });
     // Filed under the masked query (a query that is no string is refused by memory.put).
-    const entry = this.memory.put(p !== null && typeof p === 'object' && typeof p.query === 'string' ? { ...p, query: this.queryOf(p.query) } : p);
+    const entry = entryOf(p !== null && typeof p === 'object' && typeof p.query === 'string' ? { ...p, query: this.queryOf(p.query) } : p, this.memory.clock());
+    const previous = this.col ? this.memory.peek(entry.token, entry.query) : undefined;
+    this.memory.insert(entry);
     if (!this.col) return entry;
-    await this.col.append(`${entry.token}\u0000${entry.query}`, toRecord(entry, this.redactor!));
+    try {
+      await this.col.append(`${entry.token}\u0000${entry.query}`, toRecord(entry, this.redactor!));
+    } catch (e) {
+      // Not on the tape, so not served either: a replay would answer with bytes that vanish
+      // at the next restart. The pair serves what the tape holds for it again.
+      this.memory.undo(entry, previous);
+      throw e;
+    }
     this.tapeRecords++;
     if (this.tapeRecords > this.compactAfter && !this.compacting) {
       this.compacting = this.compactNow()

@@ -306,6 +306,31 @@ export class ReplayStore {
     return entry;
   }
 
+  /**
+   * The entry (token, query) holds, without counting a hit or changing recency: what a put that
+   * may yet be undone replaces.
+   * @internal
+   */
+  peek(token: string, query: string): ReplayEntry | undefined {
+    return this.slotOf(token, query, this.now())?.entry;
+  }
+
+  /**
+   * Takes back `entry` (put, then not stored after all): the pair holds `previous` again, or
+   * nothing. A later put to the pair is left alone.
+   * @internal
+   */
+  undo(entry: ReplayEntry, previous: ReplayEntry | undefined): void {
+    const slot = this.slots.get(entry.token + entry.query);
+    if (slot === undefined || slot.entry !== entry) return;
+    this.remove(slot);
+    this.counts.puts--;
+    if (previous !== undefined) {
+      this.insert(previous);
+      this.counts.puts--;
+    }
+  }
+
   private remove(slot: Slot): void {
     this.slots.delete(slot.id);
     slot.prev.next = slot.next;

@@ -172,6 +172,12 @@ export interface RecordBackend {
    */
   refresh?(head: { kind?: string; key: string }): Promise<LoadedRecord[]>;
   /**
+   * Optional, for shared stores: a new handle on the same store, which loads it as it is now.
+   * A proxy that opened it before other writers recorded (it found it empty or missing) explains
+   * a miss against the recordings made since, not as a store that holds none.
+   */
+  another?(): RecordBackend;
+  /**
    * Registers a writer of `run` as open until the handle is released, and returns the runs that
    * have a writer open now (this one's included). The collection calls it before loading, in
    * the modes that write, so a record run never removes the recordings of a writer still open

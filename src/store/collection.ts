@@ -320,7 +320,9 @@ export class RecordCollection<R> {
     this.test = opts.test;
     this.exists = exists;
     this.warnings = warnings;
-    this.lost = warnings.filter((w) => w.code === 'E_TAPE_CORRUPT').map((w) => (w.record ? { at: w.offset, record: w.record } : { at: w.offset }));
+    // A torn tail is a lost record too (a tape cut short by a partial copy, or by a crash during
+    // an append): the call whose recording it held gets E_TAPE_DAMAGED, not the one before again.
+    this.lost = warnings.filter((w) => w.code === 'E_TAPE_CORRUPT' || w.code === 'E_TAPE_TORN_TAIL').map((w) => (w.record ? { at: w.offset, record: w.record } : { at: w.offset }));
   }
 
   /**
@@ -542,7 +544,7 @@ export class RecordCollection<R> {
       // Record mode compares re-recordings with what an ended run left, not with an open
       // writer's recordings nor with later arrivals. A test's writer compares with its own
       // only: keeping a recording that names no test would put it among the test's own.
-      if (entry.old && this.mode === 'record' && (this.test === undefined || entry.mine)) (s.olds ??= []).push(entry);
+      if (entry.old && this.mode === 'record' && (this.test === undefined || entry.mine) && !handWritten(stored)) (s.olds ??= []).push(entry);
     }
     const i = this.nextIndex();
     if (atOpen) {
@@ -1448,6 +1450,7 @@ export class RecordCollection<R> {
 
   private async finish(opts: CloseOptions & { abandon?: boolean }): Promise<CloseReport> {
     const report: CloseReport = { replaced: [], pruned: [] };
+    let unfinished = false;
     try {
       await this.flush();
       if (!this.exists || opts.abandon || this.mode === 'passthrough') return report;
@@ -1460,7 +1463,8 @@ export class RecordCollection<R> {
         const e = this.all[i] ?? (opts.pruneUnused === true ? this.entryAt(i) : undefined);
         if (!e?.stored || this.reused.has(e)) continue;
         let why: 'replaced' | 'pruned' | undefined;
-        if (this.mode === 'record' && e.old && this.rerecorded.has(e.key) && !this.failed.has(e.key)) why = 'replaced';
+        // A hand-written recording is kept: the API cannot be asked for it again (an error, a cut stream).
+        if (this.mode === 'record' && e.old && this.rerecorded.has(e.key) && !this.failed.has(e.key) && !handWritten(e.stored)) why = 'replaced';
         else if (opts.pruneUnused && !e.used && !this.rerecorded.has(e.key) && !this.askedFor.has(e.key) && (e.old ?? (!this.live || this.ended(e.stored, this.live)))) why = 'pruned';
         if (!why) continue;
         const id = e.stored.id();
@@ -1494,6 +1498,10 @@ export class RecordCollection<R> {
         });
         return out;
       }).catch((e: unknown) => {
+        // The new recordings are on the store beside the ones they were to replace: the writer's
+        // registration stays, so once this process is gone the store still says so, as for a
+        // record run killed before it closed.
+        if (counts.replaced > 0) unfinished = true;
         throw closeRemovalFailure(e, counts);
       });
       // This run's appends (after the loaded recordings), each taking a replaced recording of its
@@ -1518,7 +1526,7 @@ export class RecordCollection<R> {
       if (retried > 0) report.retried = retried;
       return report;
     } finally {
-      await this.writer?.release();
+      if (!unfinished) await this.writer?.release();
       await this.backend.close();
     }
   }
@@ -1549,6 +1557,19 @@ function keptMine<R>(slot: Slot<R> | undefined): number {
 }
 
 const RUN_FIELD: readonly string[] = ['run'];
+
+/**
+ * How the run of hand-written recordings begins (addRecordings, `tapedeck add`, store them under
+ * one): a record run never replaces such a recording, since the API cannot be asked for it again
+ * (a 429, a cut stream); its own recordings of the request come after it.
+ */
+export const HAND_WRITTEN_RUN = 'hand-written ';
+
+/** Whether a stored recording was written by hand (see HAND_WRITTEN_RUN). */
+function handWritten(stored: LoadedRecord): boolean {
+  return String(stored.head(RUN_FIELD).run).startsWith(HAND_WRITTEN_RUN);
+}
+
 const KIND_KEY_FIELDS: readonly string[] = ['kind', 'key'];
 const REPEAT_FIELDS: readonly string[] = ['repeat', 'test'];
 const TEST_FIELD: readonly string[] = ['test'];

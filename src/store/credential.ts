@@ -1,6 +1,7 @@
 /**
  * The credential patterns redaction masks in any text, and where in a text a search for them has
- * to begin.
+ * to begin; and the credentials of other shapes (a PEM private key's body, a URL's userinfo
+ * password), which pages leave to the recorder (./credential.browser.ts).
  *
  * Every pattern ends in a long token (16 characters and more of letters, digits and `._~+/=-`),
  * so a text without such a run holds no credential, and the first run bounds where a match can
@@ -103,4 +104,77 @@ export function mayHoldCredential(s: string): boolean {
   }
   CREDENTIAL.lastIndex = 0;
   return false;
+}
+
+/**
+ * A PEM private key block (`-----BEGIN PRIVATE KEY-----`, `RSA`, `EC`, `OPENSSH`, `ENCRYPTED`):
+ * its markers (group 1), then its body up to the end marker or the first character no key body
+ * holds, its lines broken by real or JSON-escaped newlines. Not in CREDENTIAL: the body is many
+ * short lines, no single run the search there starts from. Redaction masks the body (the markers
+ * kept, so a reviewer sees what was there) when it holds a run of key characters.
+ */
+const PEM_PRIVATE_KEY = /(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----)((?:[A-Za-z0-9+/=:,.\s]|\\[rnt/]|-(?!----))+)/g;
+
+/**
+ * A URL's userinfo password in text (`postgres://app:PASSWORD@db`, `https://admin:PASSWORD@host`):
+ * group 1 the scheme and user up to the colon, group 2 the password, an `@` and a host after it.
+ */
+const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/?#@"'<>\\[\]]*:)([^\s/?#@"'<>\\]+)(?=@[\w[])/gi;
+
+/**
+ * What a URL's password is when it is none (documentation and templates): stars, `x`s, an
+ * `<placeholder>`, a `${VARIABLE}` or `{{template}}`, a port, a mask, or the word password itself.
+ */
+const PLACEHOLDER_PASSWORD = /^(?:[*x.]+|<[^>]*>|\$\{?[\w.-]+\}?|\{\{[^}]*\}\}|%\w+%|\[[^\]]*\]|\d{1,5}|(?:your|my|db)?[_-]?(?:pass(?:word)?|pwd|pw|secret|changeme))$/i;
+
+/** Where a PEM private key body starts and ends in what PEM_PRIVATE_KEY took after the markers: the key, the spaces around it; undefined when it holds no key (prose naming the marker, a masked body). */
+function pemCore(body: string): { lead: string; key: string; trail: string } | undefined {
+  const m = /^((?:\s|\\[rnt])*)([\s\S]*?)((?:\s|\\[rnt])*)$/.exec(body)!;
+  return /[A-Za-z0-9+/]{16}/.test(m[2]!) ? { lead: m[1]!, key: m[2]!, trail: m[3]! } : undefined;
+}
+
+/**
+ * The PEM private key bodies of a text, unmasked: `tapedeck scan` reads a text of many lines line
+ * by line, and a key's body spans lines.
+ *
+ * @example
+ * privateKeysIn('-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0B\n-----END PRIVATE KEY-----') // [{ index: 28, text: 'MIIEvQIBADANBgkqhkiG9w0B' }]
+ */
+export function privateKeysIn(s: string): { index: number; text: string }[] {
+  const out: { index: number; text: string }[] = [];
+  if (s.indexOf('PRIVATE KEY-----') >= 0)
+    for (const m of s.matchAll(PEM_PRIVATE_KEY)) {
+      const core = pemCore(m[2]!);
+      if (core !== undefined) out.push({ index: m.index + m[1]!.length + core.lead.length, text: core.key });
+    }
+  return out;
+}
+
+/**
+ * The PEM private key bodies and URL userinfo passwords of a text (what redaction's shapes()
+ * masks), for credentialMatches.
+ */
+export function shapesIn(s: string): { index: number; text: string }[] {
+  const out = privateKeysIn(s);
+  if (s.indexOf('://') >= 0 && s.indexOf('@') >= 0)
+    for (const m of s.matchAll(URL_PASSWORD)) if (!PLACEHOLDER_PASSWORD.test(m[2]!)) out.push({ index: m.index + m[1]!.length, text: m[2]! });
+  return out;
+}
+
+/**
+ * A text with its PEM private key bodies and URL userinfo passwords replaced by `mask` of each
+ * (the markers, user name and host kept); the same text when it has none. A masked body or a
+ * placeholder password (`${DB_PASSWORD}`, `****`, a mask) is kept.
+ *
+ * @example
+ * maskShapes('postgres://app:Db777fMoaSjuBkwK7ZZm@pg/prod', mask) // 'postgres://app:[REDACTED:…]@pg/prod'
+ */
+export function maskShapes(s: string, mask: (v: string) => string): string {
+  if (s.indexOf('PRIVATE KEY-----') >= 0)
+    s = s.replace(PEM_PRIVATE_KEY, (whole: string, head: string, body: string) => {
+      const core = pemCore(body);
+      return core === undefined ? whole : head + core.lead + mask(core.key) + core.trail;
+    });
+  if (s.indexOf('://') >= 0 && s.indexOf('@') >= 0) s = s.replace(URL_PASSWORD, (whole: string, head: string, pw: string) => (PLACEHOLDER_PASSWORD.test(pw) ? whole : head + mask(pw)));
+  return s;
 }

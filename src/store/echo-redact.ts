@@ -16,6 +16,7 @@
  * token after `Bearer`, a cookie's value) count when they hold a letter and a digit too. A value
  * in a known key format is left to the credential patterns, which mask it everywhere already.
  */
+import { ENV_LINE, YAML_LINE, valueMayBeSecret } from './env-secrets.ts';
 import { FORM_START, multipartBoundary, partName, parts } from './http-body.ts';
 import { isFrozenHeaders } from './frozen-headers.ts';
 import { formPairs, queryPairs, urlQuery } from './query-pairs.ts';
@@ -235,6 +236,7 @@ function bodySecrets(r: Redactor, req: EchoSource, add: (v: string, credential: 
     for (const p of parts(text, boundary) ?? []) {
       const name = partName(p.head);
       if (name !== undefined && p.body !== '' && r.isSecretField(name)) add(utf8Text.decode(latin1Bytes(p.body)), false, p.body);
+      else fileSecrets(r, p.body, add);
     }
     return;
   }
@@ -280,6 +282,21 @@ function bodySecrets(r: Redactor, req: EchoSource, add: (v: string, credential: 
         if (typeof m === 'string' && m !== x) add(x, false, undefined, m);
       }
       else if (typeof x === 'string' || (x !== null && typeof x === 'object')) stack.push(x);
+    }
+  }
+}
+
+/**
+ * The values of an uploaded file's secret-named `NAME=value` and YAML `name: value` lines (an
+ * `.env`'s `DB_PASSWORD=…`), read as the request's redaction reads the part (./env-secrets.ts,
+ * one character a byte): it masks them there, so an answer repeating the file has them masked too.
+ */
+function fileSecrets(r: Redactor, text: string, add: (v: string, credential: boolean, sent?: string) => void): void {
+  for (const re of [ENV_LINE, YAML_LINE]) {
+    if (text.indexOf(re === ENV_LINE ? '=' : ':') < 0) continue;
+    for (const m of text.matchAll(re)) {
+      const v = m[5]!;
+      if (valueMayBeSecret(v) && r.isSecretField(m[2]!)) add(utf8Text.decode(latin1Bytes(v)), false, v);
     }
   }
 }

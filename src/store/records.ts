@@ -489,8 +489,16 @@ export function checkedAnswer(response: HttpRecord['response'], ascii?: string):
   }
 }
 
+/** A JSON array recorded in pieces, as Gemini streams one without `alt=sse`. */
+function jsonArrayStream(type: string, response: HttpRecord['response']): boolean {
+  if (!(type.startsWith('application/json') || /^application\/[^;]*\+json/.test(type)) || (response.chunks?.length ?? 0) < 2) return false;
+  for (const b of response.body) if (b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09) return b === 0x5b;
+  return false;
+}
+
 /**
- * How a recorded answer was framed, for listings: `sse`, `ndjson`, `eventstream` (AWS), or `-`
+ * How a recorded answer was framed, for listings: `sse`, `ndjson`, `eventstream` (AWS),
+ * `json-array` (a JSON array recorded in pieces, as Gemini streams without `alt=sse`), or `-`
  * for a whole body; `, cut` when the stream was recorded broken off.
  *
  * @example
@@ -507,7 +515,9 @@ export function answerFraming(response: HttpRecord['response']): string {
         ? 'eventstream'
         : response.cut
           ? 'stream'
-          : '-';
+          : jsonArrayStream(type, response)
+            ? 'json-array'
+            : '-';
   return response.cut ? `${kind}, cut` : kind;
 }
 

@@ -38,7 +38,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 
 import { CREDENTIALS } from '../providers/index.ts';
-import { CREDENTIAL, credentialFrom, mayHoldCredential } from './credential.ts';
+import { CREDENTIAL, credentialFrom, mayHoldCredential, maskShapes, shapesIn } from './credential.ts';
 import { envSecrets } from './env-secrets.ts';
 import { secretByLastWord } from './secret-words.ts';
 
@@ -107,7 +107,18 @@ export const SECRET_FIELDS: readonly string[] = Object.freeze([
   'cookie',
   'set_cookie',
   'credentials',
+  'credential',
   'openai_organization',
+  // Short names and other words for a password or a key's secret (`pwd` as `passwd` is masked).
+  'pass',
+  'pwd',
+  'passphrase',
+  'auth',
+  'bearer',
+  'jwt',
+  'mnemonic',
+  'seed_phrase',
+  'connection_string',
 ]);
 
 /**
@@ -116,7 +127,16 @@ export const SECRET_FIELDS: readonly string[] = Object.freeze([
  * among them on purpose: `token` fields are logprob tokens and `next_page_token` is a cursor that
  * decides which answer comes back.
  */
-const SECRET_SUFFIXES = ['apikey', 'secret', 'password', 'passwd', 'accesstoken', 'refreshtoken', 'sessiontoken', 'securitytoken', 'authtoken', 'bearertoken', 'idtoken', 'privatekey', 'secretkey', 'subscriptionkey'];
+const SECRET_SUFFIXES = ['apikey', 'secret', 'password', 'passwd', 'passphrase', 'accesstoken', 'refreshtoken', 'sessiontoken', 'securitytoken', 'authtoken', 'bearertoken', 'idtoken', 'privatekey', 'secretkey', 'subscriptionkey'];
+
+/**
+ * A service's or a bot's token (`api_token`, `github_token`, `HF_TOKEN`, `secret_token`), and a key
+ * that opens or signs something (`encryption_key`, `OPENAI_KEY`), folded: not every `_token` (a
+ * tokenizer's `eos_token`, a `page_token` cursor) nor every `_key` (`idempotency_key`,
+ * `prompt_cache_key`). Their last two letters are those of `accesstoken` and `apikey`, which the
+ * letter tables of namedSecret hold already.
+ */
+const NAMED_SECRET = /(?:api|bot|github|gitlab|hf|slack|discord|npm|secret|oauth|private|user|app)token$|(?:encryption|master|license|signing|openai|anthropic|stripe)key$/;
 
 /**
  * Provider credentials: never part of a request key, stored as `[REDACTED]` (headers take part in
@@ -179,7 +199,7 @@ const fold = (name: string) => name.toLowerCase().replace(/[-_]/g, '');
 /** `Location` and `Content-Location`: headers whose value is a URL, often relative. */
 const isLocation = (name: string) => /^(?:content-)?location$/i.test(name);
 
-const isSecretName = (folded: string, exact: ReadonlySet<string>) => exact.has(folded) || SECRET_SUFFIXES.some((w) => folded.endsWith(w));
+const isSecretName = (folded: string, exact: ReadonlySet<string>) => exact.has(folded) || SECRET_SUFFIXES.some((w) => folded.endsWith(w)) || NAMED_SECRET.test(folded);
 
 /**
  * A header whose name ends in `token` (`x-api-token`, `x-gateway-token`, `x-csrf-token`: how
@@ -221,10 +241,11 @@ const EMBEDDED_GATE = /"[ \t\n\r]*:[ \t\n\r]*"/;
 
 /** A character past ASCII. */
 const NON_ASCII = /[^\x00-\x7f]/;
-// An absolute URL with a query, up to what ends it in JSON or prose: a quote, a backslash (an
-// escape in JSON text), whitespace or an angle bracket. Its secret parameters are masked by name,
-// as a request's own URL query is (an MCP tool's `server_url?token=`, a presigned URL).
-const URL_WITH_QUERY = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>\\?]*\?[^\s"'<>\\]+/gi;
+// An absolute URL with a query or a fragment, up to what ends it in JSON or prose: a quote, a
+// backslash (an escape in JSON text), whitespace or an angle bracket. Its secret parameters are
+// masked by name, as a request's own URL query is (an MCP tool's `server_url?token=`, a presigned
+// URL, an OAuth redirect's `#access_token=`).
+const URL_WITH_QUERY = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>\\?#]*[?#][^\s"'<>\\]+/gi;
 /**
  * A relative URL with a query, standing alone (a `Location`, a JSON answer's `next`): a path from
  * `/` or a bare `?query`, and no white space anywhere. Only such a whole string is read as one:
@@ -340,7 +361,7 @@ export function credentialMatches(s: string): { index: number; text: string }[] 
   // The shared expression, searched from the start: a new RegExp and its match iterator per call
   // cost ~2.9 us on a short string (most of `tapedeck scan`'s time, ~30 strings a record), and
   // most strings hold no credential.
-  const out: { index: number; text: string }[] = [];
+  const out = shapesIn(s);
   const from = credentialFrom(s);
   if (from < 0) return out;
   CREDENTIAL.lastIndex = from;
@@ -577,8 +598,10 @@ export function redactor(opts: RedactOptions = {}): Redactor {
         const m = plainCredentials(d);
         return m === d ? run : m;
       });
-    return plainCredentials(s);
+    return plainCredentials(shapes(s));
   };
+  /** A PEM private key's body and a URL's userinfo password, masked where they stand (keyed: two keys stay two requests). */
+  const shapes = (s: string): string => maskShapes(s, mask);
   const plainCredentials = (s: string): string => {
     const from = credentialFrom(s);
     if (from < 0) return s;
@@ -619,7 +642,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
    * ones wherever they stand, a relative one when it is the whole text (RELATIVE_URL).
    */
   const urlsIn = (s: string): string => {
-    if (s.indexOf('?') < 0) return s;
+    if (s.indexOf('?') < 0 && s.indexOf('#') < 0) return s;
     const t = RELATIVE_URL.test(s) ? query(s, true) : s;
     return t.indexOf('://') < 0 ? t : t.replace(URL_WITH_QUERY, urlInText);
   };
@@ -650,7 +673,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     // Escaped slashes, or an escaped `&`, `=` or `?`: the URLs are read from the parse.
     if (!slashes) return s.indexOf(':\\/\\/') >= 0 && (s.indexOf('?') >= 0 || JSON_URL_ESCAPE.test(s));
     if (s.indexOf('\\u') >= 0 && JSON_URL_ESCAPE.test(s)) return true;
-    if (s.indexOf('?') < 0) return false;
+    if (s.indexOf('?') < 0 && s.indexOf('#') < 0) return false;
     // From the start: an exec loop left early keeps its place in the shared expression.
     URL_WITH_QUERY.lastIndex = 0;
     for (let m = URL_WITH_QUERY.exec(s); m !== null; m = URL_WITH_QUERY.exec(s)) if (query(m[0], true) !== m[0]) return true;
@@ -669,27 +692,40 @@ export function redactor(opts: RedactOptions = {}): Redactor {
    * (`?key=&foo`).
    */
   const query = (u: string, inText: boolean): string => {
-    const q = u.indexOf('?');
-    if (q < 0) return u;
-    const hashAt = u.indexOf('#', q);
-    const query = u.slice(q + 1, hashAt < 0 ? undefined : hashAt);
-    const parts = query.split('&').map((p) => {
-      const eq = p.indexOf('=');
-      if (eq < 0) return p;
-      const kind = queryKind(p.slice(0, eq));
-      if (kind === CREDENTIAL_NAME && !inText) return `${p.slice(0, eq)}=${encodeURIComponent(REDACTED)}`;
-      if (kind === PLAIN_NAME) return p;
-      const raw = p.slice(eq + 1);
-      if (inText && raw === '') return p;
-      let shown = raw;
-      try {
-        shown = decodeURIComponent(raw);
-      } catch {
-        // a malformed escape: the raw value is masked
-      }
-      return mask(shown) === shown ? p : `${p.slice(0, eq)}=${encodeURIComponent(mask(raw))}`;
-    });
-    return u.slice(0, q + 1) + parts.join('&') + (hashAt < 0 ? '' : u.slice(hashAt));
+    let q = u.indexOf('?');
+    const hashAt = u.indexOf('#');
+    if (hashAt >= 0 && (q < 0 || q > hashAt)) q = -1;
+    if (q < 0 && hashAt < 0) return u;
+    const base = q >= 0 ? u.slice(0, q + 1) + params(u.slice(q + 1, hashAt < 0 ? undefined : hashAt), inText) : u.slice(0, hashAt < 0 ? undefined : hashAt);
+    // A fragment of parameters (the OAuth implicit flow's `#access_token=…&token_type=bearer`) is
+    // read as a query is; a plain fragment (`#section-2`) has none to mask.
+    return hashAt < 0 ? base : `${base}#${u.indexOf('=', hashAt) < 0 ? u.slice(hashAt + 1) : params(u.slice(hashAt + 1), inText)}`;
+  };
+  /**
+   * A query's (or a fragment's) parameters, split on `&` and on a `;` before another `name=`
+   * (`?a=1;access_token=…`; a `;` inside a value stays in it), with the secret ones masked (see query()).
+   */
+  const params = (query: string, inText: boolean): string => {
+    const split = query.split(/(&|;(?=[^&;=]+=))/);
+    for (let i = 0; i < split.length; i += 2) split[i] = param(split[i]!, inText);
+    return split.join('');
+  };
+  /** One `name=value` of a query, its value masked when its name is a secret's (see query()). */
+  const param = (p: string, inText: boolean): string => {
+    const eq = p.indexOf('=');
+    if (eq < 0) return p;
+    const kind = queryKind(p.slice(0, eq));
+    if (kind === CREDENTIAL_NAME && !inText) return `${p.slice(0, eq)}=${encodeURIComponent(REDACTED)}`;
+    if (kind === PLAIN_NAME) return p;
+    const raw = p.slice(eq + 1);
+    if (inText && raw === '') return p;
+    let shown = raw;
+    try {
+      shown = decodeURIComponent(raw);
+    } catch {
+      // a malformed escape: the raw value is masked
+    }
+    return mask(shown) === shown ? p : `${p.slice(0, eq)}=${encodeURIComponent(mask(raw))}`;
   };
 
   // What a header or query parameter name is, judged once per name: traffic repeats the same few
@@ -914,7 +950,8 @@ export function redactor(opts: RedactOptions = {}): Redactor {
   const mayHaveSecrets = (s: string): boolean => {
     if (keep) return false;
     if (namedSecret(s, scan ? 'both' : 'members')) return true;
-    return scan && (mayHoldCredential(s) || secretUrlIn(s) || textFileMasked(s));
+    // A URL with a password may have its slashes escaped (`https:\/\/u:pw@h`): its parse shows it.
+    return scan && (mayHoldCredential(s) || secretUrlIn(s) || textFileMasked(s) || shapesIn(s).length > 0 || (s.indexOf(':\\/\\/') >= 0 && s.indexOf('@') >= 0));
   };
 
   /** Whether a JSON text holds a base64 text file that redaction changes (judged on the parse: only bodies that may hold one). */

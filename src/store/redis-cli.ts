@@ -33,6 +33,8 @@ Write every record of a Redis namespace to a tape, in the order they were writte
 pushed into an empty namespace comes back byte for byte. A record that does not read is left
 out and named on stderr (its Redis hash and field), and the command exits 1; the tape holds
 every other record (tapedeck verify <redis-url> lists such records, tapedeck prune removes them).
+Records the namespace's index lost (a Redis restart without persistence) are found by a scan and
+written too, with E_STORE_DAMAGED on stderr and exit 1: push the tape to list them again.
 
 Options:
   --namespace NS   Key prefix (default tapedeck, or ?namespace= in the URL)
@@ -203,10 +205,12 @@ export async function pullCommand(argv: string[]): Promise<number> {
   }
   const r = await pullTape(url, tape, { ...(namespace !== undefined ? { namespace } : {}), force: values.force === true });
   for (const w of r.warnings) process.stderr.write(`${w.code}: ${w.message}\n`);
-  const left = r.warnings.length;
+  // E_STORE_DAMAGED: records the index lost, written all the same; the others were left out.
+  const left = r.warnings.filter((w) => w.code !== 'E_STORE_DAMAGED').length;
   process.stdout.write(`pulled ${r.records} record${r.records === 1 ? '' : 's'} from ${redisLocation(r.url, r.namespace)} into ${tape} (${r.bytes} bytes)${left ? `; left out ${left} that did not read (listed above)` : ''}\n`);
-  // The tape is not the namespace's whole contents: scripts and CI see it in the exit code.
-  return left ? 1 : 0;
+  // The tape is not the namespace's whole contents, or the namespace is damaged: scripts and CI
+  // see it in the exit code.
+  return r.warnings.length ? 1 : 0;
 }
 
 /**

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { TapedeckError } from '../errors.ts';
 import { saltOf } from './backends/redis-backend.ts';
-import { collectionKeyOf, RedisRecords, type RedisStoreOptions } from './backends/redis.ts';
+import { collectionKeyOf, RedisRecords, type RedisStoreOptions, type StoredRecord } from './backends/redis.ts';
 import { redisCliTarget, redisLocation, redisRecordDamage, redisRecordPlace } from './backends/redis-damage.ts';
 import { FRAME_HEADER_SIZE, parseHeader, type TapeWarning } from './tape-codec.ts';
 import { recordBytes, removeDeadTempsSoon, scanTape } from './tape-file.ts';
@@ -48,6 +48,8 @@ export interface PullResult {
   /**
    * Records of the namespace left out because they do not read (`offset`: the record's sequence
    * number; the message says where it is in Redis): the tape holds every other one, and verifies.
+   * One `E_STORE_DAMAGED` warning when the namespace's index does not list records a replay
+   * still serves (its index was lost): those are written to the tape too.
    */
   warnings: TapeWarning[];
 }
@@ -107,6 +109,22 @@ export async function pushTape(tape: string, url: string, opts: RedisStoreOption
   }
 }
 
+/**
+ * The live records of request keys the namespace's index does not list (its index was lost and
+ * made again by later writes): found by a SCAN of every master, so a pull leaves out nothing a
+ * replay still serves. A SCAN refused (an ACL) finds nothing.
+ */
+async function unlistedRecords(store: RedisRecords, listed: readonly StoredRecord[]): Promise<StoredRecord[]> {
+  const known = new Set(await store.keys());
+  for (const r of listed) known.add(r.key);
+  const stray = (await store.storedKeys().catch(() => [])).filter((k) => !known.has(k));
+  const out: StoredRecord[] = [];
+  for (let i = 0; i < stray.length; i += 64) {
+    for (const recs of await Promise.all(stray.slice(i, i + 64).map((k) => store.read(k)))) out.push(...recs);
+  }
+  return out;
+}
+
 /** A record's identity for push: its collection key and its bytes' digest. */
 const copyId = (key: string, payload: Uint8Array): string => `${key}\u0000${createHash('sha256').update(payload).digest('hex')}`;
 
@@ -152,14 +170,17 @@ export async function pullTape(url: string, tape: string, opts: RedisStoreOption
   // writer appended was acknowledged to its caller, and the replacement would take it away.
   if (there) await refuseOpenWriters(tape, 'pull');
   const store = await RedisRecords.open(url, opts);
-  let stored;
+  let stored: StoredRecord[];
   let header;
+  let unlisted: StoredRecord[] = [];
   try {
     header = await store.header();
     stored = await store.readAll();
     // Nothing there is what a mistyped URL or namespace reads as: an empty tape would replace
     // the one asked for (with --force) and report success. Or the namespace lost its index.
     if (header === undefined && stored.length === 0) throw await missingNamespace(store, `${tape} was left as it was`);
+    unlisted = await unlistedRecords(store, stored);
+    if (unlisted.length > 0) stored = [...stored, ...unlisted].sort((a, b) => a.seq - b.seq);
   } finally {
     await store.close();
   }
@@ -176,6 +197,17 @@ export async function pullTape(url: string, tape: string, opts: RedisStoreOption
     });
     return false;
   });
+  // Written to the tape all the same (a replay still serves them), but the namespace is damaged:
+  // said so, with the fix, and the exit code tells scripts.
+  if (unlisted.length > 0) {
+    const keys = new Set(unlisted.map((r) => r.key)).size;
+    const target = redisCliTarget(store.url, store.namespace);
+    warnings.push({
+      code: 'E_STORE_DAMAGED',
+      offset: 0,
+      message: `${redisLocation(store.url, store.namespace)}: ${keys} request key${keys === 1 ? ' holds' : 's hold'} ${unlisted.length} record${unlisted.length === 1 ? '' : 's'} the namespace's index does not list (the index was lost, as after a Redis restart without persistence); found by a scan and written to ${tape} too. List them again by pushing this tape: tapedeck push ${tape} ${target}.`,
+    });
+  }
   // A pull killed midway left its file beside the tape: gone once its process is. This one's is
   // named with this process and host, so the next pull, import or writer removes it the same way.
   await removeDeadTempsSoon(tape);

@@ -134,6 +134,9 @@ export async function scanCommand(args: string[]): Promise<number> {
     let tapes = 0;
     const files = new Set<string>();
     const damaged: string[] = [];
+    // Files not readable as tapes at all (line endings converted, no tape, a newer format): prune
+    // refuses them, so their hint is another one.
+    const unreadable: string[] = [];
     // Record runs that did not close on a tape: its re-recordings sit after the recordings they
     // were to replace, which replay serves first. The note lives beside the tape (<tape>.writers/,
     // not committed), so a clone never sees it: the commit is where it can still be said.
@@ -172,7 +175,7 @@ export async function scanCommand(args: string[]): Promise<number> {
         } catch (e) {
           if (!(e instanceof TapedeckError) || e.code === 'E_OUTPUT') throw e;
           tapes++;
-          damaged.push(file);
+          unreadable.push(file);
           process.stdout.write(`${file}: unreadable as a tape, searched for key formats only: ${e.code} ${e.message.split('\n')[0]}\n`);
           let bytes: Uint8Array = new Uint8Array(0);
           try {
@@ -192,7 +195,7 @@ export async function scanCommand(args: string[]): Promise<number> {
       for (const m of interrupted) process.stderr.write(`tapedeck scan: ${m}\n`);
       process.stderr.write(`hint: record again and let the run close before committing${staged ? ', then git add the tape again' : ''}; until then the tape replays the old answers of the requests that run re-recorded.\n`);
     }
-    if (findings === 0 && damaged.length === 0 && interrupted.length === 0) {
+    if (findings === 0 && damaged.length === 0 && unreadable.length === 0 && interrupted.length === 0) {
       process.stdout.write(`No credentials found in ${plural(tapes, 'tape')} (${plural(records, 'record')}).\n`);
       return EXIT.ok;
     }
@@ -211,6 +214,13 @@ export async function scanCommand(args: string[]): Promise<number> {
       process.stderr.write(
         `tapedeck scan: ${plural(damaged.length, 'tape has', 'tapes have')} damage scan could not fully check (listed above): the damaged bytes were searched for key formats only, not read as records.\n` +
           `hint: check what the damage held (tapedeck verify ${tape}), then drop it with tapedeck prune ${tape}${staged ? ` and git add ${tape} again` : ''}, or restore the tape from version control.\n`,
+      );
+    }
+    if (unreadable.length > 0) {
+      // Not a tape's damage: prune refuses such a file (it leaves it unchanged), so it is not offered.
+      process.stderr.write(
+        `tapedeck scan: ${plural(unreadable.length, 'file', 'files')} could not be read as ${unreadable.length === 1 ? 'a tape' : 'tapes'} (listed above, with why): ${unreadable.length === 1 ? 'its' : 'their'} bytes were searched for key formats only.\n` +
+          `hint: do what the error above says; for a tape whose line endings were converted or that was overwritten, restore it from version control (git checkout -- ${unreadable.length === 1 ? unreadable[0]! : '<tape>'}); a file that is no tape does not belong among the tapes scanned.\n`,
       );
     }
     return EXIT.failed;

@@ -15,6 +15,7 @@
  * shows only the first characters of what was found.
  */
 import { decodeEventStream, mayBeEventStream } from '../providers/wire/aws-eventstream.ts';
+import { privateKeysIn } from './credential.ts';
 import { base64TextFile, credentialMatches, dataUrlHead, isMask, redactor } from './redact.ts';
 import { TOKEN_CHARS } from './credential.ts';
 import { childPath } from './tape-json.ts';
@@ -79,6 +80,8 @@ function scanText(s: string, path: string, secretName: boolean, report: Report, 
   if (/[\r\n]/.test(s)) {
     // Multipart text (an answer echoing the body it got): a secret-named part's one-line content,
     // judged as a secret-named member's value is.
+    // A PEM private key's body spans lines, so no one line shows it.
+    for (const m of privateKeysIn(s)) report(path, 'key format', m.text);
     if (/content-disposition:/i.test(s)) for (const m of s.matchAll(MULTIPART_FIELD)) if (names.isSecretField(m[1]!)) scanText(m[2]!, `${path} part ${JSON.stringify(m[1])}`, true, report, depth + 1, false);
     return scanLines(s, path, report, depth, inFile);
   }
@@ -86,8 +89,11 @@ function scanText(s: string, path: string, secretName: boolean, report: Report, 
   for (const m of found) report(path, kindOf(m.text), m.text);
   // A URL's query parameters of secret names (`?api-key=`, `?access_token=`, `?sig=`), as
   // redaction masks them by name: their values have no known format for the patterns above.
-  if (found.length === 0 && s.indexOf('?') >= 0 && s.indexOf('=') >= 0) for (const v of secretQueryValues(s)) report(path, 'secret query parameter', v);
+  if (found.length === 0 && (s.indexOf('?') >= 0 || s.indexOf('#') >= 0) && s.indexOf('=') >= 0) for (const v of secretQueryValues(s)) report(path, 'secret query parameter', v);
   if (found.length === 0 && secretName && !isMask(s) && s.length >= MIN_SECRET_LENGTH && entropyBits(s) >= MIN_SECRET_ENTROPY) report(path, 'secret member', s);
+  // A secret-named `name=value` in a line of prose (`repeat: client_secret=…`): the recorder keeps
+  // it (it masks such pairs only as whole lines of uploaded files).
+  if (found.length === 0 && !secretName && !inFile && s.indexOf('=') >= 0 && !FORM_START.test(s)) for (const v of envValues(s)) report(path, 'secret member', v, true);
   // A form (sent as one, or as text without its content type): its secret-named fields are
   // judged as secret-named members are.
   if (found.length === 0 && !secretName && FORM_START.test(s)) {
@@ -100,27 +106,40 @@ function secretQueryValues(s: string): string[] {
   const q = s.indexOf('?');
   // The string is a URL or a route (`POST /v1/x?key=...`: a query after a path), or text with
   // absolute URLs in it (a prompt, an error message).
-  const whole = /^(?:[A-Z]+ )?(?:[a-z][a-z0-9+.-]*:\/\/[^\s/?#]*)?\/[^\s?#]*$/.test(s.slice(0, q));
-  const queries = whole ? [s.slice(q + 1)] : [...s.matchAll(/[a-z][a-z0-9+.-]*:\/\/[^\s"'<>\\?#]*\?([^\s"'<>\\]+)/gi)].map((m) => m[1]!);
+  const whole = q >= 0 && /^(?:[A-Z]+ )?(?:[a-z][a-z0-9+.-]*:\/\/[^\s/?#]*)?\/[^\s?#]*$/.test(s.slice(0, q));
+  // A fragment's parameters (`#access_token=…`) and those after `;` too, as redaction reads them.
+  const queries = whole ? [s.slice(q + 1)] : [...s.matchAll(/[a-z][a-z0-9+.-]*:\/\/[^\s"'<>\\?#]*[?#]([^\s"'<>\\]+)/gi)].map((m) => m[1]!);
   const out: string[] = [];
-  for (const { pair, value } of queries.flatMap(queryPairs)) {
+  for (const { pair, value } of queries.flatMap((x) => x.split(/#|;(?=[^&;=]+=)/)).flatMap(queryPairs)) {
     if (value === undefined || value === '' || isMask(value) || names.url(`/?${pair}`) === `/?${pair}`) continue;
     out.push(value);
   }
   return out;
 }
 
-/** The values of a line's secret-named `NAME=value` or YAML `name: value` (see envSecrets) that look like secrets: long and random enough, not masks. */
-function envValues(line: string): string[] {
-  const out: string[] = [];
+/**
+ * A `name=value` pair inside a line (`repeat: client_secret=…`, `export A=1 DB_PASSWORD="…"`):
+ * its name (group 1) and value (group 3). Not after `?`, `&` or `;`: a URL's query is judged by
+ * secretQueryValues.
+ */
+const INLINE_PAIR = /(?<![\w.?&;/-])([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*=[ \t]*(["']?)([^\s"'&;,]+)\2/g;
+
+/**
+ * The values of a line's secret-named `NAME=value` or YAML `name: value` (see envSecrets), and of
+ * its secret-named `name=value` pairs anywhere in it, that look like secrets: long and random
+ * enough, not masks.
+ */
+function envValues(line: string, inline = true): string[] {
+  const out = new Set<string>();
+  const judge = (name: string, v: string): void => {
+    if (valueMayBeSecret(v) && names.isSecretField(name) && !isMask(v) && v.length >= MIN_SECRET_LENGTH && entropyBits(v) >= MIN_SECRET_ENTROPY) out.add(v);
+  };
   for (const re of [ENV_LINE, YAML_LINE]) {
     if (line.indexOf(re === ENV_LINE ? '=' : ':') < 0) continue;
-    for (const m of line.matchAll(re)) {
-      const v = m[5]!;
-      if (valueMayBeSecret(v) && names.isSecretField(m[2]!) && !isMask(v) && v.length >= MIN_SECRET_LENGTH && entropyBits(v) >= MIN_SECRET_ENTROPY) out.push(v);
-    }
+    for (const m of line.matchAll(re)) judge(m[2]!, m[5]!);
   }
-  return out;
+  if (inline && line.indexOf('=') >= 0) for (const m of line.matchAll(INLINE_PAIR)) judge(m[1]!, m[3]!);
+  return [...out];
 }
 
 /**
@@ -152,7 +171,12 @@ function scanLines(text: string, path: string, report: Report, depth: number, in
       const found = credentialMatches(line);
       for (const m of found) report(at, kindOf(m.text), m.text);
       // A `.env` line (`DB_PASSWORD=…`), judged as a secret-named member's value is.
-      if (found.length === 0) for (const v of envValues(line)) report(at, 'secret member', v, keptLines);
+      if (found.length === 0) {
+        const lines = envValues(line, false);
+        for (const v of lines) report(at, 'secret member', v, keptLines);
+        // A pair inside the line: kept by the recorder in an uploaded file too.
+        for (const v of envValues(line)) if (!lines.includes(v)) report(at, 'secret member', v, true);
+      }
     }
     if (line === '') kind = '';
   });

@@ -6,6 +6,7 @@
  */
 import { addExtension, Unpackr } from 'msgpackr/unpack';
 import { convertedLineEndings, convertedTape, framesReadWithoutAddedCRs, headerReadsWithoutAddedCRs, type FrameCodec } from './line-endings.ts';
+import { keptSalt } from './tape-header-salt.ts';
 import { TapedeckError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 
@@ -288,14 +289,16 @@ function readHeader(buf: Uint8Array, file: string): { header: TapeHeader; end: n
     if (first < 0 && !magic) throw e;
     const end = first < 0 ? buf.length : first;
     const offset = typeof e.details.offset === 'number' ? e.details.offset : 0;
+    // A salt that still reads whole is kept: the records' keyed masks were made under it.
+    const kept = keptSalt(buf.subarray(0, end), e.details.what);
     return {
-      header: lostHeader(),
+      header: kept ? { ...lostHeader(), salt: kept.salt } : lostHeader(),
       end,
       warning: {
         code: 'E_TAPE_HEADER',
         offset,
         // Not "not a tapedeck tape": the tape magic, or a record frame behind it, says it is one.
-        message: `${file}: the header is damaged (byte ${offset}: ${String(e.details.what ?? e.message)}); its metadata is lost${first < 0 ? ' and no record follows it' : `, records are read from byte ${first}`}. \`tapedeck prune ${file}\` writes a fresh header${first < 0 ? '' : ' and keeps every record'}.`,
+        message: `${file}: the header is damaged (byte ${offset}: ${String(e.details.what ?? e.message)}); its metadata is lost${first < 0 ? ' and no record follows it' : `, records are read from byte ${first}`}${kept?.note ?? ''}. \`tapedeck prune ${file}\` writes a fresh header${first < 0 ? '' : ' and keeps every record'}.`,
       },
     };
   }

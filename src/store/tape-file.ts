@@ -13,7 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants as fsConstants, fstatSync, fsync, ftruncateSync, openSync, readFileSync, readSync, unlinkSync, writeSync } from 'node:fs';
-import { chmod, link, mkdir, open, readFile, rename, stat, unlink, utimes, type FileHandle } from 'node:fs/promises';
+import { link, mkdir, open, readFile, rename, stat, unlink, utimes, type FileHandle } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { addExtension, Packr } from 'msgpackr/pack';
@@ -22,7 +22,7 @@ import { VERSION } from '../version.ts';
 import { jsonOfMsgpack } from './msgpack-json.ts';
 import { newRedactionSalt } from './salt.ts';
 import { tapeIsDirectory, tapeReadOnly } from './tape-path-errors.ts';
-import { tapeTarget } from './tape-target.ts';
+import { nonTapeFile, refuseNonTapeFile, tapeTarget } from './tape-target.ts';
 import { deadTapeTemps, importTempPath, isTapeTemp, removeDeadTapeTemps, rewriteTempPath } from './rewrite-temps.ts';
 import {
   checkArrived,
@@ -89,6 +89,13 @@ export interface AppendOptions extends LockedCallOptions {
    * speed: for bulk imports and benchmarks, never for recording tests.
    */
   durable?: boolean;
+  /**
+   * The redaction salt the records' keyed masks were made under (`null`: none, plain masks).
+   * Given, the append is refused with E_TAPE_CHANGED when the tape's header holds another: the
+   * tape was replaced since its salt was read (another tape renamed over it), and records masked
+   * under the old salt would never match in it. Left out, any tape header is appended to.
+   */
+  salt?: string | null;
 }
 
 /** Lock timing; the defaults suit test workers and local proxies. */
@@ -404,6 +411,7 @@ function ioError(e: unknown, file: string, doing: string): TapedeckError {
  * and a torn last record is the torn tail every reader already survives.
  */
 async function readTapeFile(path: string, doing: string): Promise<Buffer> {
+  refuseNonTapeFile(path);
   let fh: FileHandle | undefined;
   try {
     fh = await open(path, 'r');
@@ -505,6 +513,8 @@ export async function createTape(path: string, meta: { created?: string; tapedec
     tapedeckVersion: meta.tapedeckVersion ?? VERSION,
     ...saltField(meta.salt),
   });
+  // A device or FIFO at the path is said as what it is, not as a tape that exists.
+  refuseNonTapeFile(path);
   // Through a symbolic link to a tape not made yet: the file is made where the link leads.
   const file = tapeTarget(path);
   try {
@@ -636,6 +646,7 @@ export async function scanTapeIn(path: string, chunk: number): Promise<TapeScan>
   let bytes: Buffer;
   let reading: Promise<{ bytesRead: number }> | undefined;
   const at: ArrivedCheck = { pos: 0, frames: [], sound: true };
+  refuseNonTapeFile(path);
   try {
     fh = await open(path, 'r');
     const size = (await fh.stat()).size;
@@ -1010,6 +1021,8 @@ export function recordFrame(
 export async function appendFrames(path: string, frames: Buffer[], options: AppendOptions = {}): Promise<{ offsets: number[] }> {
   // One buffer (an import's batch, megabytes of frames) is written as it is: concat would copy it.
   const data = frames.length === 1 ? frames[0]! : Buffer.concat(frames);
+  // Before the lock: no lock file is made beside a device.
+  refuseNonTapeFile(path);
   return withTapeLock(
     path,
     async (lock) => {
@@ -1020,16 +1033,20 @@ export async function appendFrames(path: string, frames: Buffer[], options: Appe
       try {
         let size = fstatSync(fd).size;
         // Never append to something that is not a tape: check the header first.
-        if (!headerReadable(fd, size, path)) {
+        let header = headerAt(fd, size, path);
+        if (header === undefined) {
           // A lost header (a 0-byte file, damaged header bytes): rewrite the tape with a fresh
-          // header, keeping every record, then append. Something that is not a tape at all
-          // makes the rewrite throw, and is left alone.
+          // header (the salt the records were masked under, when no salt survived), keeping
+          // every record, then append. Something that is not a tape at all makes the rewrite
+          // throw, and is left alone.
           closeSync(fd);
           fd = -1;
-          await rewriteTape(path, () => true, { ...options, lock });
+          await rewriteTapeFrames(path, () => [], { ...options, lock }, options.salt);
           fd = openForAppend(path);
           size = fstatSync(fd).size;
+          header = headerAt(fd, size, path);
         }
+        if (options.salt !== undefined && (isRedactionSalt(header?.salt) ? header.salt : null) !== options.salt) throw saltChanged(path);
         const offsets: number[] = [];
         let at = size;
         for (const f of frames) {
@@ -1061,20 +1078,43 @@ export async function appendFrames(path: string, frames: Buffer[], options: Appe
 
 /** Append mode without O_CREAT: a missing tape is an error, never silently a header-less file. */
 function openForAppend(path: string): number {
+  let fd: number;
   try {
-    return openSync(path, fsConstants.O_RDWR | fsConstants.O_APPEND);
+    fd = openSync(path, fsConstants.O_RDWR | fsConstants.O_APPEND);
   } catch (e) {
     throw ioError(e, path, 'open for append');
   }
+  // Made a device or FIFO since it was checked: its 0 bytes are no lost header to repair.
+  const bad = nonTapeFile(path, fstatSync(fd));
+  if (bad !== undefined) {
+    closeSync(fd);
+    throw bad;
+  }
+  return fd;
 }
 
 /**
- * Whether the file starts with a sound tape header: read the fixed part, then exactly the
- * metadata it announces (not a worst-case MiB). False for a lost header (0 bytes or damaged);
- * throws what parseHeader throws for anything else (a newer format).
+ * E_TAPE_CHANGED for an append whose records were masked under another salt than the tape's
+ * header holds (see {@link AppendOptions.salt}).
  */
-function headerReadable(fd: number, size: number, path: string): boolean {
-  if (size === 0) return false;
+function saltChanged(path: string): TapedeckError {
+  return new TapedeckError(
+    'E_TAPE_CHANGED',
+    `Tape ${path} was replaced since this writer read it (another tape was moved or copied over it): its header holds another redaction salt than the one this writer masked secrets with, so the new recordings would never match there; nothing was appended.`,
+    {
+      file: path,
+      hint: 'Run the recording again (restart `tapedeck serve`, or rerun the tests in record or update mode): the next run opens the tape as it is now and masks under its salt.',
+    },
+  );
+}
+
+/**
+ * The header the file starts with, if sound: read the fixed part, then exactly the metadata it
+ * announces (not a worst-case MiB). Undefined for a lost header (0 bytes or damaged); throws what
+ * parseHeader throws for anything else (a newer format).
+ */
+function headerAt(fd: number, size: number, path: string): TapeHeader | undefined {
+  if (size === 0) return undefined;
   const fixed = Buffer.alloc(Math.min(size, HEADER_FIXED));
   readSync(fd, fixed, 0, fixed.length, 0);
   let head = fixed;
@@ -1083,10 +1123,9 @@ function headerReadable(fd: number, size: number, path: string): boolean {
     readSync(fd, head, 0, head.length, 0);
   }
   try {
-    parseHeader(head, path);
-    return true;
+    return parseHeader(head, path).header;
   } catch (e) {
-    if (e instanceof TapedeckError && e.code === 'E_TAPE_CORRUPT') return false;
+    if (e instanceof TapedeckError && e.code === 'E_TAPE_CORRUPT') return undefined;
     throw e;
   }
 }
@@ -1143,7 +1182,10 @@ export async function rewriteTapeFrames(
   path: string,
   select: (scan: TapeScan) => Iterable<number>,
   options: LockedCallOptions = {},
+  /** Internal: the salt a fresh header gets when the lost one held none that still reads. */
+  freshSalt?: string | null,
 ): Promise<{ kept: number; dropped: unknown[]; warnings: TapeWarning[]; damageBytes: number; freshHeader: 'damaged' | 'empty' | undefined }> {
+  refuseNonTapeFile(path);
   return withTapeLock(
     path,
     async () => {
@@ -1153,8 +1195,9 @@ export async function rewriteTapeFrames(
       const scan: TapeScan = { header: parsed.header, bytes: buf, frames: parsed.records, warnings: parsed.warnings, size: buf.length };
       const drop = new Set(select(scan));
       // A lost header (damaged, or a 0-byte file) is replaced by a fresh one: the rewrite is how
-      // `tapedeck prune` repairs a tape.
-      const head = parsed.header.headerLost === true ? encodeHeader({ created: new Date().toISOString(), tapedeckVersion: VERSION, ...saltField(undefined) }) : buf.subarray(0, parsed.headerEnd);
+      // `tapedeck prune` repairs a tape. A salt the damaged header still held whole is kept in it:
+      // the records' keyed masks were made under it.
+      const head = parsed.header.headerLost === true ? encodeHeader({ created: new Date().toISOString(), tapedeckVersion: VERSION, ...saltField(isRedactionSalt(parsed.header.salt) ? parsed.header.salt : freshSalt) }) : buf.subarray(0, parsed.headerEnd);
       const parts: Uint8Array[] = [head];
       const dropped: unknown[] = [];
       let kept = 0;
@@ -1196,6 +1239,7 @@ export async function rewriteTapeFrames(
  * await rewriteTapeWith('chat.tape', (scan) => [scan.bytes.subarray(0, scan.frames[0]?.offset ?? scan.size), extraFrame]);
  */
 export async function rewriteTapeWith(path: string, build: (scan: TapeScan & { headerEnd: number }) => Uint8Array[] | undefined, options: LockedCallOptions = {}): Promise<boolean> {
+  refuseNonTapeFile(path);
   return withTapeLock(
     path,
     async () => {
@@ -1248,17 +1292,28 @@ async function replaceTapeBytes(path: string, parts: Uint8Array[]): Promise<void
   const tmp = rewriteTempPath(file);
   let fh: FileHandle | undefined;
   try {
+    const was = await stat(file).catch(() => undefined);
+    // The last check before a rename over the path: a device is never replaced.
+    const bad = was === undefined ? undefined : nonTapeFile(path, was);
+    if (bad !== undefined) throw bad;
     fh = await open(tmp, 'wx');
     await writeAll(fh, Buffer.concat(parts));
+    if (was !== undefined) {
+      // The tape keeps its owner and group, not the rewriter's: a root CI container re-recording
+      // a mounted checkout left a root-owned tape its owner could no longer read. Allowed to
+      // root (and to a member of the group for the group); otherwise the rewriter's, as before.
+      await fh.chown(was.uid, was.gid).catch(() => fh!.chown(-1, was.gid).catch(() => {}));
+      // After chown, which may clear set-id bits: the tape's mode, as it was.
+      await fh.chmod(was.mode & 0o7777).catch(() => {});
+    }
     await fh.sync();
     await fh.close();
     fh = undefined;
-    await chmod(tmp, (await stat(file)).mode & 0o7777).catch(() => {});
     await rename(tmp, file);
   } catch (e) {
     await fh?.close().catch(() => {});
     await unlink(tmp).catch(() => {});
-    throw ioError(e, path, 'rewrite');
+    throw e instanceof TapedeckError ? e : ioError(e, path, 'rewrite');
   }
   await syncDir(dir);
 }

@@ -15,7 +15,8 @@
  * theirs' order. Repeated recordings of one key keep their order within each side, and nothing
  * either side recorded is lost. A base record one side removed is removed (a prune or a
  * re-record is a decision; keeping the record the other side merely left in place would undo
- * it, and re-recorded keys would replay the stale answer first).
+ * it, and re-recorded keys would replay the stale answer first). A base record a side lost to
+ * damage (absent from it just where its damaged bytes are) was not removed: base's copy is kept.
  *
  * The header is ours (the tape's `created`, version and salt). Theirs may have another salt (both
  * branches created the tape) only while the records it adds hold no keyed mask (`[REDACTED:<hex>]`,
@@ -56,6 +57,11 @@ export interface MergeSummary {
   duplicates: number;
   /** Base records one side removed (prune, re-record): left out. */
   removed: number;
+  /**
+   * Of `base`, records a side lost to damage (absent from it where its damaged bytes are) that
+   * base holds whole: kept, as no side removed them.
+   */
+  recovered: number;
   /** Damage in any input, with the side it was found in. The intact records were merged. */
   damage: { label: MergeSide['label']; file: string; warning: TapeWarning }[];
 }
@@ -82,7 +88,10 @@ export function mergeTapeImages(base: MergeSide, ours: MergeSide, theirs: MergeS
   const oursFromBase = new Map<string, number>();
   const theirsFromBase = new Map<string, number>();
   const parts: Uint8Array[] = [head];
-  const summary: MergeSummary = { base: 0, ours: 0, theirs: 0, duplicates: 0, removed: 0, damage: [] };
+  const summary: MergeSummary = { base: 0, ours: 0, theirs: 0, duplicates: 0, removed: 0, recovered: 0, damage: [] };
+  // Where each base record is on each side (its earliest copy there), -1 where it is not.
+  const oursAt = placed(baseIds, oursIds);
+  const theirsAt = placed(baseIds, theirsIds);
   baseIds.forEach((k, i) => {
     const inOurs = take(oursLeft, k);
     const inTheirs = take(theirsLeft, k);
@@ -91,6 +100,16 @@ export function mergeTapeImages(base: MergeSide, ours: MergeSide, theirs: MergeS
     if (inOurs && inTheirs) {
       parts.push(frameBytes(base, base.frames[i]!));
       summary.base++;
+      return;
+    }
+    // Absent where a side is damaged is no removal: the bytes it was in are lost there, and base
+    // (and maybe the other side) still holds it whole.
+    const lostInOurs = !inOurs && lostToDamage(ours, oursAt, i);
+    const lostInTheirs = !inTheirs && lostToDamage(theirs, theirsAt, i);
+    if ((inOurs || lostInOurs) && (inTheirs || lostInTheirs)) {
+      parts.push(frameBytes(base, base.frames[i]!));
+      summary.base++;
+      summary.recovered++;
     } else summary.removed++;
   });
   const oursAdded = new Map<string, number>();
@@ -201,6 +220,32 @@ function saltError(ours: MergeSide, theirs: MergeSide, n: number): TapedeckError
   );
 }
 
+
+/** For each base record, the index of its earliest copy among a side's frames, or -1. */
+function placed(baseIds: string[], sideIds: string[]): number[] {
+  const where = new Map<string, number[]>();
+  sideIds.forEach((k, i) => {
+    const list = where.get(k);
+    if (list) list.push(i);
+    else where.set(k, [i]);
+  });
+  return baseIds.map((k) => where.get(k)?.shift() ?? -1);
+}
+
+/**
+ * Whether base record `i`, absent from `side`, was where that side is damaged: sides keep base
+ * order (records are only appended or dropped), so it was after the side's copy of the nearest
+ * earlier base record it holds, before the frame that follows that copy there; damage in that gap
+ * may be it. Damage elsewhere leaves the absence a removal (a prune, a re-record).
+ */
+function lostToDamage(side: MergeSide, at: number[], i: number): boolean {
+  if (side.warnings.length === 0) return false;
+  let prev = -1;
+  for (let j = i - 1; j >= 0 && prev < 0; j--) prev = at[j]!;
+  const from = prev < 0 ? side.headerEnd : side.frames[prev]!.offset + side.frames[prev]!.length;
+  const to = prev + 1 < side.frames.length ? side.frames[prev + 1]!.offset : Infinity;
+  return side.warnings.some((w) => w.offset >= from && w.offset < to);
+}
 
 function frameBytes(side: MergeSide, f: { offset: number; length: number }): Uint8Array {
   return side.bytes.subarray(f.offset, f.offset + f.length);

@@ -15,6 +15,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { TapedeckError } from '../errors.ts';
 import { checkFrame, decodePayloadOrWarn, FRAME_HEADER_SIZE, HEADER_FIXED, headerSpan, parseHeader, parseTape, type FrameFault, type TapeHeader, type TapeWarning } from './tape-codec.ts';
 import { nativeStringsFor, readRange, readRangeInto, tapeIoError } from './tape-file.ts';
+import { refuseNonTapeFile } from './tape-target.ts';
 
 /** A window: ~4 MB of frames per read (a frame larger than that is read whole). */
 const WINDOW = 4 * 1024 * 1024;
@@ -56,6 +57,8 @@ export interface TapeStream {
  * });
  */
 export async function withTapeStream<T>(path: string, use: (stream: TapeStream) => Promise<T>, opts: { window?: number } = {}): Promise<T> {
+  // A device or FIFO is no tape (opening a FIFO would wait for a writer of the pipe).
+  refuseNonTapeFile(path);
   let fh: FileHandle;
   try {
     fh = await open(path, 'r');

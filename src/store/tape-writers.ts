@@ -17,7 +17,7 @@ import { mkdir, readdir, readFile, rmdir, stat, unlink, utimes, writeFile } from
 import { join } from 'node:path';
 import { TapedeckError } from '../errors.ts';
 import type { WriterHandle } from './backend.ts';
-import { holderGone, holderId } from './tape-file.ts';
+import { holderGone, holderId, peekFrame, scanTape } from './tape-file.ts';
 import { tapeReadOnly } from './tape-path-errors.ts';
 import { tapeTarget } from './tape-target.ts';
 
@@ -175,8 +175,52 @@ export async function tapeWritersOpen(path: string): Promise<boolean> {
  * for (const w of await interruptedRecordRuns('chat.tape')) console.warn(`run ${w.run} (pid ${w.pid}) did not close`)
  */
 export async function interruptedRecordRuns(path: string, staleMs = 30_000): Promise<WriterInfo[]> {
-  return (await registrations(path, staleMs)).filter((r) => r.dead && r.info.mode === 'record').map((r) => r.info);
+  const dead = (await registrations(path, staleMs)).filter((r) => r.dead && r.info.mode === 'record').map((r) => r.info);
+  if (dead.length === 0) return dead;
+  // A run that left no older recording beside its own (into a new tape, or of requests the tape
+  // did not hold) left nothing stale: no note, which would fail verify and scan for nothing.
+  const stale = await runsBesideOlder(path, new Set(dead.map((w) => w.run).filter((r): r is string => typeof r === 'string')));
+  return stale === undefined ? dead : dead.filter((w) => typeof w.run !== 'string' || stale.has(w.run));
 }
+
+/** How hand-written recordings' runs begin (collection.ts HAND_WRITTEN_RUN): a record run keeps them. */
+const HAND_WRITTEN = 'hand-written ';
+
+/**
+ * Of `runs`, those with a recording on the tape that follows a recording of the same request by
+ * another run (not a hand-written one): what the run was to replace at close. Undefined when the
+ * tape cannot be read (then every run is taken as having left one).
+ */
+async function runsBesideOlder(path: string, runs: ReadonlySet<string>): Promise<Set<string> | undefined> {
+  let scan: Awaited<ReturnType<typeof scanTape>>;
+  try {
+    scan = await scanTape(path);
+  } catch {
+    return undefined;
+  }
+  const out = new Set<string>();
+  // The runs that recorded each request so far, in tape order.
+  const seen = new Map<string, Set<string>>();
+  for (const frame of scan.frames) {
+    let head: Record<string, unknown>;
+    try {
+      head = peekFrame(scan.bytes, frame, FIELDS);
+    } catch {
+      continue;
+    }
+    if (typeof head.key !== 'string') continue;
+    const id = `${typeof head.kind === 'string' ? head.kind : ''}\u0000${head.key}`;
+    const run = typeof head.run === 'string' ? head.run : '';
+    if (run.startsWith(HAND_WRITTEN)) continue;
+    let by = seen.get(id);
+    if (by === undefined) seen.set(id, (by = new Set()));
+    if (runs.has(run) && [...by].some((r) => r !== run)) out.add(run);
+    by.add(run);
+  }
+  return out;
+}
+
+const FIELDS: readonly string[] = ['kind', 'key', 'run'];
 
 /**
  * The note a tape's reader gives for a record run that ended without closing: what it left
@@ -190,7 +234,7 @@ export function interruptedRunMessage(path: string, runs: readonly WriterInfo[])
   const pid = runs[0]?.pid;
   const ids = runs.map((w) => w.run).filter((r): r is string => typeof r === 'string');
   const who = [typeof pid === 'number' ? `pid ${pid}` : undefined, ids.length > 0 ? `run${ids.length > 1 ? 's' : ''} ${ids.join(', ')}` : undefined].filter(Boolean).join(', ');
-  return `${path}: a record run (${who}) ended without closing the tape (killed, crashed, or exited before close()). Its recordings are kept, but any older recordings of the same requests it was to replace were not removed, and replay serves those first. Record again (TAPEDECK_MODE=record, or tapedeck serve --mode record) and let it close, to replace them.`;
+  return `${path}: a record run (${who}) ended without closing the tape (killed, crashed, exited before close(), or its close could not remove the older recordings: a full disk). Its recordings are kept, but any older recordings of the same requests it was to replace were not removed, and replay serves those first. Record again (TAPEDECK_MODE=record, or tapedeck serve --mode record) and let it close, to replace them.`;
 }
 
 /**

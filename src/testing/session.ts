@@ -618,6 +618,7 @@ function openTape(opts: TestTapeOptions): TestTape {
           ...(serveOpts.upstream ? { upstream: serveOpts.upstream } : {}),
           ...(tls ? { tls } : {}),
           sessionRecordCommand: `re-record: ${sessionRecordCommand}`,
+          testRecordCommand: recordCommand,
           // An HTTP miss of this proxy fails the test like a fetch miss, even one the client
           // (a child process, an SDK that takes no fetch) swallowed.
           onMiss: (line, e) => void noteMiss(e.details as MissDetails, line.slice(0, line.indexOf(': '))),

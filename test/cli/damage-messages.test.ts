@@ -89,7 +89,7 @@ describe('a damaged header in front of sound records', () => {
     expect(r.status).toBe(1);
     expect(r.stdout).not.toContain('not a readable tape');
     expect(r.stdout).not.toContain('not a tapedeck tape');
-    expect(r.stdout).toContain(`E_TAPE_HEADER at byte 14: ${tape}: the header is damaged (byte 14: metadata CRC-32 mismatch); its metadata is lost, records are read from byte ${offsets[0]}.`);
+    expect(r.stdout).toContain(`E_TAPE_HEADER at byte 14: ${tape}: the header is damaged (byte 14: metadata CRC-32 mismatch); its metadata is lost, records are read from byte ${offsets[0]}; its redaction salt still reads whole and is kept (a fresh header carries it), so keyed masks made under it keep matching.`);
     expect(r.stdout).toMatch(new RegExp(`^${tape}: header damaged \\(creation time and tapedeck version unknown\\), 3 records, ${statSync(tape).size} bytes\\n`));
     expect(r.stdout.trim().split('\n').pop()).toBe(`1 problem(s); the 3 records counted above are intact (tapedeck prune ${tape} writes a fresh header, keeps them and drops the damage).`);
     const pruned = cli('prune', tape);

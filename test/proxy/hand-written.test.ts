@@ -119,7 +119,7 @@ describe('hand-written recordings', () => {
     await addRecordings({ tape }, [{ request: { url: URL_, body }, response: { cut: true, events } }]);
     // The same answer whole, which the chaos cuts after its second event.
     const whole = join(dir, 'whole-ai.tape');
-    await addRecordings({ tape: whole }, [{ request: { url: URL_, body }, response: { events: [...events, { data: chunk({ content: ' and more' }) }, { data: '[DONE]' }] } }]);
+    await addRecordings({ tape: whole }, [{ request: { url: URL_, body }, response: { events: [...events, { data: chunk({ content: ' and more' }) }, { data: chunk({}, 'stop') }, { data: { ...chunk({}), choices: [], usage: { prompt_tokens: 3, completion_tokens: 3, total_tokens: 6 } } }, { data: '[DONE]' }] } }]);
     const cases = [
       createFetch({ tape, mode: 'replay', summary: false }),
       createFetch({ tape: whole, mode: 'replay', summary: false, onWarning: () => {}, chaos: { faults: { cut: 1 }, cutAfter: 2, seed: 1 } }),

@@ -132,11 +132,14 @@ describe('a record run that ended without closing its tape', () => {
       import { createFetch } from ${JSON.stringify(join(root, 'dist/proxy/index.js'))};
       const a = createFetch({ tape: ${JSON.stringify(tape)}, mode: 'record' });
       const b = createFetch({ tape: ${JSON.stringify(tape)}, mode: 'record' });
-      await a.ready;
-      await b.ready;
+      // Each re-records the request the tape holds (a run that recorded nothing left nothing stale).
+      for (const f of [a, b]) {
+        const r = await f(process.env.TAPEDECK_TEST_UPSTREAM + '/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] }) });
+        await r.text();
+      }
       process.kill(process.pid, 'SIGKILL');
     `;
-    await new Promise<void>((resolve) => spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'inherit' }).on('exit', () => resolve()));
+    await new Promise<void>((resolve) => spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: 'inherit', env: { ...process.env, TAPEDECK_TEST_UPSTREAM: upstream.url } }).on('exit', () => resolve()));
     expect(readdirSync(`${tape}.writers`).length).toBe(2);
     const warned: string[] = [];
     const replay = createFetch({ tape, mode: 'replay', onWarning: (m) => warned.push(m) });

@@ -257,6 +257,11 @@ export class RedisBackend implements RecordBackend {
     return fresh.map((r) => this.view(r));
   }
 
+  /** A new handle on the same namespace (see RecordBackend.another). */
+  another(): RedisBackend {
+    return new RedisBackend(this.url, this.opts);
+  }
+
   async rewrite(select: RewriteSelect): Promise<{ kept: number; removed: unknown[]; warnings: StoreWarning[] }> {
     const store = await this.records();
     const current = await store.readAll();

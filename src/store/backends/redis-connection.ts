@@ -134,6 +134,9 @@ export function parseRedisUrl(url: string): RedisTarget {
   return target;
 }
 
+/** Redis refusing the credentials (a wrong password or user, an ACL): no retry changes it. */
+const AUTH_REFUSED = /WRONGPASS|NOAUTH|NOPERM|invalid password|invalid username/i;
+
 /**
  * The one error of an unreachable or refusing Redis. The message names the masked URL, what
  * failed, and how to fix it; the raw cause is scrubbed of the password.
@@ -141,7 +144,7 @@ export function parseRedisUrl(url: string): RedisTarget {
 export function storeUnavailable(target: RedisTarget, doing: string, cause: unknown, hint?: string, cluster = false, lasting = false): TapedeckError {
   // Redis's own messages may end in a full stop; the sentence below adds one.
   const why = scrub(cause instanceof Error ? cause.message || cause.name : String(cause), target).replace(/[.\s]+$/, '');
-  const auth = /WRONGPASS|NOAUTH|NOPERM|invalid password|invalid username/i.test(why);
+  const auth = AUTH_REFUSED.test(why);
   return new TapedeckError('E_STORE_UNAVAILABLE', `Redis store ${target.masked} is unavailable (${doing}): ${why}.`, {
     url: target.masked,
     // What no retry changes (a wrong password or ACL, the client package missing): the proxy and
@@ -470,14 +473,25 @@ function answered<T>(p: Promise<T>, ms: number): Promise<T> {
 }
 
 function wrap(target: RedisTarget, cluster: boolean, client: NodeRedisClient, typeMapping: object, commandTimeout: number): RedisConnection {
-  // Background reconnect errors are expected while Redis is away; commands report them.
-  client.on('error', () => {});
+  // Background reconnect errors are expected while Redis is away; commands report them. A
+  // reconnect Redis refused (the password rotated, the ACL changed) is kept until the next one
+  // succeeds: the commands meanwhile fail with only "The client is offline", which told the user
+  // to start a Redis that was running.
+  let refused: unknown;
+  const noteRefusal = (e: unknown) => {
+    if (AUTH_REFUSED.test(String((e as Error | undefined)?.message ?? ''))) refused = e;
+  };
+  client.on('error', noteRefusal);
+  client.on('node-error', noteRefusal);
+  client.on('ready', () => (refused = undefined));
+  client.on('node-ready', () => (refused = undefined));
   let closed = false;
   const options = { typeMapping };
   const failed = (args: (string | Buffer)[], e: unknown): TapedeckError => {
     if (e instanceof TapedeckError) return e;
     // Errors Redis itself answered (a script error, WRONGTYPE) are not "unavailable".
     const name = (e as { name?: string } | undefined)?.name ?? '';
+    if (refused !== undefined && name !== 'ErrorReply') return storeUnavailable(target, `running ${String(args[0])}; reconnecting`, refused, undefined, cluster);
     if (name === 'ErrorReply' && !/NOAUTH|WRONGPASS|NOPERM|LOADING|CLUSTERDOWN|MASTERDOWN|TRYAGAIN/.test(String((e as Error).message))) {
       return new TapedeckError('E_STORE', `Redis store ${target.masked} refused ${String(args[0])}: ${scrub((e as Error).message, target)}.`, {
         url: target.masked,

@@ -14,7 +14,7 @@ import { type FileFrames, scanTapeFile } from '../tape-lazy.ts';
 import { isRedactionSalt } from '../tape-codec.ts';
 import { nearbyTape } from '../nearby-tape.ts';
 import { appendRecords, createTape, decodeFrame, FRAME_HEADER_SIZE, payloadJson, payloadMember, peekPayload, removeDeadTempsSoon, rewriteTapeFrames, scanTape, syncDir, withTapeLock, type TapeLockOptions, type TapeScan } from '../tape-file.ts';
-import { tapeTarget } from '../tape-target.ts';
+import { refuseNonTapeFile, tapeTarget } from '../tape-target.ts';
 
 export interface TapeBackendOptions {
   /** Lock timing for appends and rewrites (src/store/tape-file.ts). */
@@ -124,6 +124,8 @@ export class TapeBackend implements RecordBackend {
   }
 
   async load(opts: { create: boolean }): Promise<LoadResult> {
+    // A device or FIFO at the path is refused before anything opens it or makes a tape of it.
+    refuseNonTapeFile(this.path);
     if (opts.create) {
       await mkdir(dirname(this.path), { recursive: true });
       try {
@@ -175,7 +177,7 @@ export class TapeBackend implements RecordBackend {
       if (!opts.create && e instanceof TapedeckError && e.code === 'E_TAPE_NOT_FOUND') return { exists: false, records: [], warnings: [] };
       throw e;
     }
-    const warnings = [...scan.warnings, ...(await this.interrupted())];
+    const warnings = [...scan.warnings.map((w) => tornRecordNamed(scan.bytes, w)), ...(await this.interrupted())];
     if (opts.create && scan.header.headerLost === true) {
       // A writer needs the tape's salt before its first record (masks are keyed under it), so
       // a lost header (a 0-byte file, damage) is replaced now, keeping every record, rather
@@ -191,8 +193,10 @@ export class TapeBackend implements RecordBackend {
 
   async append(values: readonly unknown[], opts: { durable: boolean }): Promise<void> {
     this.madeEmpty = false;
+    // With the salt its masks were made under: a tape replaced by another since the load (its
+    // own salt) is refused (E_TAPE_CHANGED), not given records that never match there.
     try {
-      await appendRecords(this.path, values as unknown[], { ...this.lock, durable: opts.durable });
+      await appendRecords(this.path, values as unknown[], { ...this.lock, durable: opts.durable, salt: this.salt ?? null });
     } catch (e) {
       // The writer that made the tape removed it, empty, as it closed (see close()) after this
       // one had loaded it: made again with the salt this writer keys its masks under, which is
@@ -210,7 +214,7 @@ export class TapeBackend implements RecordBackend {
           hint: 'Record again: the next run opens the tape as it is now.',
         });
       }
-      await appendRecords(this.path, values as unknown[], { ...this.lock, durable: opts.durable });
+      await appendRecords(this.path, values as unknown[], { ...this.lock, durable: opts.durable, salt: this.salt ?? null });
     }
   }
 
@@ -266,3 +270,21 @@ export class TapeBackend implements RecordBackend {
     });
   }
 }
+
+/**
+ * A torn tail with the record it was, when its leading fields (`kind`, `key`) reached the disk:
+ * only the call that record answered gets E_TAPE_DAMAGED (the collection's lost accounting),
+ * not every call past the last recording of its own request.
+ */
+function tornRecordNamed(bytes: Buffer, w: StoreWarning): StoreWarning {
+  if (w.code !== 'E_TAPE_TORN_TAIL' || w.record !== undefined || w.offset < 0 || w.offset >= bytes.length) return w;
+  let head: Record<string, unknown>;
+  try {
+    head = peekPayload(bytes, w.offset, bytes.length - w.offset, TORN_FIELDS);
+  } catch {
+    return w;
+  }
+  return typeof head.key === 'string' ? { ...w, record: { kind: typeof head.kind === 'string' ? head.kind : 'cache', key: head.key } } : w;
+}
+
+const TORN_FIELDS: readonly string[] = ['kind', 'key'];

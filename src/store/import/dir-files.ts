@@ -96,17 +96,30 @@ export function recordingJsonFilesMessage(dir: string, tape: string): { what: st
   }
   if (!names.some((n) => n.endsWith('.json'))) return undefined;
   const formats = new Set<ImportFormat>();
+  const byHand: string[] = [];
   for (const name of names) {
     const file = join(dir, name);
     let format: ImportFormat | undefined = formatByName(name);
     try {
       if (format === undefined && statSync(file).size > PEEK_BYTES) return undefined;
-      format ??= detectFormat(file, readFileSync(file, 'utf8'))?.format;
+      const detected = format === undefined ? detectFormat(file, readFileSync(file, 'utf8')) : undefined;
+      format ??= detected?.format;
+      if (format === 'fixtures' && writtenByHand(detected?.parsed)) byHand.push(file);
     } catch {
       return undefined; // unreadable, or no JSON: the directory import names the file and why
     }
     if (format === undefined) return undefined;
     formats.add(format);
+  }
+  // Hand-written recordings (docs/hand-written.md) look like mock-server fixtures, but their
+  // streams are for tapedeck add: named here, so the hint does not send each into an import
+  // that refuses it.
+  if (byHand.length > 0) {
+    const shown = byHand.slice(0, 3).join(', ') + (byHand.length > 3 ? `, and ${byHand.length - 3} more` : '');
+    return {
+      what: `${dir} holds recordings written by hand (${shown}: streams with "events"), which import does not read`,
+      hint: `Add the files written by hand to a tape with tapedeck add ${tape} ${byHand.join(' ')} (docs/hand-written.md); import reads another format one file at a time (docs/migrate.md).`,
+    };
   }
   const files = names.slice(0, 3).map((n) => join(dir, n));
   const more = names.length > files.length ? `, and ${names.length - files.length} more` : '';
@@ -153,3 +166,13 @@ export function talkbackBesideJsonMessage(dir: string, tape: string): { what: st
 
 /** Each recording format as a count of its files names it. */
 const FORMAT_NOUNS: Record<ImportFormat, string> = { har: 'HAR', vcr: 'VCR.py cassette', nock: 'nock recording', fixtures: 'mock-server fixture file', talkback: 'talkback tape' };
+
+/** Whether a parsed fixtures file holds a stream written by hand (`events`, `gapMs`, `cut` in a response). */
+function writtenByHand(doc: unknown): boolean {
+  const list = Array.isArray(doc) ? doc : doc !== null && typeof doc === 'object' ? (doc as { fixtures?: unknown }).fixtures : undefined;
+  if (!Array.isArray(list)) return false;
+  return list.some((x) => {
+    const r = x !== null && typeof x === 'object' ? (x as { response?: unknown }).response : undefined;
+    return r !== null && typeof r === 'object' && ['events', 'gapMs', 'cut'].some((k) => k in r);
+  });
+}
