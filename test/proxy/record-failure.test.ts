@@ -20,6 +20,7 @@ import { readTape, withTapeLock } from '../../src/store/tape-file.ts';
 import { rawCommand, redisMissing, startRedisCluster } from '../redis/harness.mjs';
 import { startUpstream, type Upstream } from './fake-upstream.ts';
 import { CLI } from './serve-cli.ts';
+import { canMountTmpfs } from '../full-disk.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-record-failure-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -242,18 +243,7 @@ describe('a streamed answer whose record fails', () => {
 });
 
 // A real full disk: a 64 KiB tmpfs (mounting needs root; elsewhere this case says so and skips).
-const canMount = (() => {
-  if (process.getuid?.() !== 0) return false;
-  const probe = join(dir, 'probe');
-  mkdirSync(probe);
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4k', 'tmpfs', probe], { stdio: 'ignore' });
-    execFileSync('umount', [probe], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const canMount = canMountTmpfs(dir);
 
 describe.each(['proxy', 'createFetch'] as const)('%s on a full disk', (entry) => {
   it.runIf(canMount)('every answer that went out as recorded is on the tape; the rest were 503 E_RECORD_FAILED', async () => {

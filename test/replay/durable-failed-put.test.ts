@@ -2,42 +2,21 @@
 // what is on the tape (the previous entry for that query, or nothing), so a replay never answers
 // with bytes that are on no disk and vanish at the next restart.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DurableReplayStore } from '../../src/replay/durable.ts';
 import type { ReplayPut } from '../../src/replay/index.ts';
+import { canMountTmpfs, fillDisk } from '../full-disk.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-replay-failed-put-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 // A real full disk: a small tmpfs (mounting needs root; elsewhere this case skips).
-const canMount = (() => {
-  if (process.getuid?.() !== 0) return false;
-  const probe = join(dir, 'probe');
-  mkdirSync(probe);
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4k', 'tmpfs', probe], { stdio: 'ignore' });
-    execFileSync('umount', [probe], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const canMount = canMountTmpfs(dir);
 
 const put = (query: string, body: string): ReplayPut => ({ documentId: 'doc-1', query, documentVersion: '1', model: 'gpt-4o', systemPromptVersion: 'v1', selectedIds: ['a'], body });
-
-/** Takes every free block of the file system at `mnt`. */
-function fill(mnt: string): void {
-  for (let i = 0; ; i++) {
-    try {
-      writeFileSync(join(mnt, `fill-${i}`), Buffer.alloc(4096));
-    } catch {
-      return;
-    }
-  }
-}
 
 describe('DurableReplayStore on a full disk', () => {
   it.runIf(canMount)('a rejected put is not served: the older entry for its query stays, a new query stays unknown', async () => {
@@ -48,7 +27,7 @@ describe('DurableReplayStore on a full disk', () => {
       const path = join(mnt, 'replays.tape');
       const store = await DurableReplayStore.open(path, { env: {} });
       const old = await store.put(put('kept', 'old answer\n'));
-      fill(mnt);
+      fillDisk(mnt);
       const big = 'y'.repeat(8192);
       await expect(store.put(put('kept', big))).rejects.toMatchObject({ code: 'E_TAPE_IO' });
       await expect(store.put(put('new', big))).rejects.toMatchObject({ code: 'E_TAPE_IO' });

@@ -8,24 +8,14 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
 import { interruptedRecordRuns } from '../../src/store/tape-writers.ts';
+import { canMountTmpfs } from '../full-disk.ts';
 
 const root = join(import.meta.dirname, '../..');
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-close-failed-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 // A real full disk: a small tmpfs (mounting needs root; elsewhere this case skips).
-const canMount = (() => {
-  if (process.getuid?.() !== 0) return false;
-  const probe = join(dir, 'probe');
-  mkdirSync(probe);
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4k', 'tmpfs', probe], { stdio: 'ignore' });
-    execFileSync('umount', [probe], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const canMount = canMountTmpfs(dir);
 
 const URL_ = 'https://api.openai.com/v1/chat/completions';
 const ask = (q: string) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: q }] }) });

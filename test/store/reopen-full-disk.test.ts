@@ -2,29 +2,19 @@
 // made a new tape's header in a temp file before it looked whether the tape was there, so on a
 // full disk it failed (ENOSPC, "write header failed") for a tape that needed nothing written.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
 import { DurableReplayStore } from '../../src/replay/durable.ts';
+import { canMountTmpfs, fillDisk } from '../full-disk.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-reopen-full-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 // A real full disk: a small tmpfs (mounting needs root; elsewhere this case skips).
-const canMount = (() => {
-  if (process.getuid?.() !== 0) return false;
-  const probe = join(dir, 'probe');
-  mkdirSync(probe);
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4k', 'tmpfs', probe], { stdio: 'ignore' });
-    execFileSync('umount', [probe], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const canMount = canMountTmpfs(dir);
 
 const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] });
 const provider = (async () =>
@@ -46,13 +36,7 @@ describe('a tape on a full disk', () => {
       const rec = createFetch({ tape, mode: 'record', fetch: provider, summary: false });
       expect((await rec('https://api.openai.com/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body })).status).toBe(200);
       await rec.close();
-      for (let i = 0; ; i++) {
-        try {
-          writeFileSync(join(mnt, `fill-${i}`), Buffer.alloc(4096));
-        } catch {
-          break;
-        }
-      }
+      fillDisk(mnt);
       const upd = createFetch({ tape, mode: 'update', fetch: provider, summary: false });
       const r = await upd('https://api.openai.com/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
       expect(r.status, await r.clone().text()).toBe(200);
