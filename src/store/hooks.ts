@@ -179,7 +179,8 @@ export function callHook<A extends unknown[], R>(name: HookName, hook: (...args:
  */
 export function returnedPromise(name: HookName, promise: PromiseLike<unknown>, mustReturn: string, hint: string): TapedeckError {
   Promise.resolve(promise).catch(() => {});
-  return new TapedeckError('E_ARG', `The ${name} hook returned a promise; it must return ${mustReturn} synchronously.`, { hook: name, hint });
+  // Lasting: every call gets it, so an answer says it once (a 400, which SDKs do not retry).
+  return new TapedeckError('E_ARG', `The ${name} hook returned a promise; it must return ${mustReturn} synchronously.`, { hook: name, hint, lasting: true });
 }
 
 /**

@@ -172,6 +172,20 @@ describe('a hook that returns a promise', () => {
     expect(e.message).toContain('The match hook returned a promise; it must return a boolean synchronously.');
     expect(e.message).not.toContain('accepted none');
   });
+
+  it('is a 400, as a hook that throws: every call gets it, and a 5xx is retried by SDKs (the AI SDK for seconds)', async () => {
+    const tape = join(dir, 'async-replay.tape');
+    const rec = createFetch({ tape, mode: 'record', fetch: globalThis.fetch });
+    await say(client(rec), 'async beforeReplay');
+    await rec.close();
+    const hook = ((r: unknown) => Promise.resolve(r)) as unknown as (r: never) => never;
+    const replay = createFetch({ tape, mode: 'replay', beforeReplay: hook });
+    const e = (await say(client(replay), 'async beforeReplay').catch((x: unknown) => x)) as { status?: number; code?: string; message: string };
+    await replay.close();
+    expect(e.code).toBe('E_ARG');
+    expect(e.message).toContain('The beforeReplay hook returned a promise');
+    expect(e.status).toBe(400);
+  });
 });
 
 describe('tapedeck serve --hooks FILE', () => {
