@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
 import { appendRecords, createTape, readTape, scanTape } from '../../src/store/tape-file.ts';
+import { TapeBackend } from '../../src/store/backends/tape.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-replaced-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -65,5 +66,15 @@ describe('a tape renamed over while a writer has it open', () => {
     expect((await readTape(tape)).records).toHaveLength(0);
     await appendRecords(tape, [{ a: 1 }], { salt: '00112233445566778899aabbccddeeff' });
     expect((await readTape(tape)).records).toHaveLength(1);
+  });
+
+  it('a writer that never loaded the tape masked nothing under a salt: its appends are not refused', async () => {
+    const tape = join(dir, 'writers.tape');
+    const writers = [new TapeBackend(tape), new TapeBackend(tape), new TapeBackend(tape)];
+    // One loads (and makes) the tape; the others append to it as they are.
+    await writers[0]!.load({ create: true });
+    await Promise.all(writers.map((w, i) => w.append([{ v: 1, kind: 'http', key: `k${i}`, recordedAt: '2026-01-01T00:00:00.000Z' }], { durable: true })));
+    await Promise.all(writers.map((w) => w.close()));
+    expect((await readTape(tape)).records.length).toBe(3);
   });
 });

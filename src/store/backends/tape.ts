@@ -194,9 +194,11 @@ export class TapeBackend implements RecordBackend {
   async append(values: readonly unknown[], opts: { durable: boolean }): Promise<void> {
     this.madeEmpty = false;
     // With the salt its masks were made under: a tape replaced by another since the load (its
-    // own salt) is refused (E_TAPE_CHANGED), not given records that never match there.
+    // own salt) is refused (E_TAPE_CHANGED), not given records that never match there. A
+    // backend that never loaded the tape masked nothing under any salt: nothing to compare.
+    const salt = this.bytes === undefined && this.source === undefined ? undefined : (this.salt ?? null);
     try {
-      await appendRecords(this.path, values as unknown[], { ...this.lock, durable: opts.durable, salt: this.salt ?? null });
+      await appendRecords(this.path, values as unknown[], { ...this.lock, durable: opts.durable, salt });
     } catch (e) {
       // The writer that made the tape removed it, empty, as it closed (see close()) after this
       // one had loaded it: made again with the salt this writer keys its masks under, which is
@@ -214,7 +216,7 @@ export class TapeBackend implements RecordBackend {
           hint: 'Record again: the next run opens the tape as it is now.',
         });
       }
-      await appendRecords(this.path, values as unknown[], { ...this.lock, durable: opts.durable, salt: this.salt ?? null });
+      await appendRecords(this.path, values as unknown[], { ...this.lock, durable: opts.durable, salt });
     }
   }
 
