@@ -11,7 +11,7 @@ import { checkOptionNames } from '../option-names.ts';
 import { Deck, DECK_OPTION_NAMES, UNSTORED_RESPONSE_HEADERS, type DeckOptions, type DeckRequest } from './deck.ts';
 import { unknownField, WRITTEN_FIELDS } from './written-fields.ts';
 import { originOf } from '../store/origins.ts';
-import { HAND_WRITTEN_RUN } from '../store/collection.ts';
+import { HAND_WRITTEN_RUN } from '../store/hand-written-run.ts';
 import { answerShapeProblem } from './written-shape.ts';
 
 /** One server-sent event of a hand-written stream. */

@@ -11,8 +11,13 @@ import { TapedeckError } from '../errors.ts';
 import { upstreamTarget } from './upstream.ts';
 import { redactor } from '../store/redact.ts';
 
-/** Whether a bind address reaches only this machine: `localhost`, 127.0.0.0/8, ::1. */
-function loopback(host: string): boolean {
+/**
+ * Whether a bind address reaches only this machine: `localhost`, 127.0.0.0/8, ::1.
+ *
+ * @example
+ * loopback('[::1]') // true
+ */
+export function loopback(host: string): boolean {
   const h = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
   if (h === 'localhost' || h === '::1') return true;
   return isIP(h) === 4 && h.startsWith('127.');

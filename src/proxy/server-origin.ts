@@ -8,17 +8,16 @@
  * the address they were given. So, as local development servers do, such a proxy refuses a
  * request from another origin, or to a name that is not its own, before anything goes upstream.
  */
-import { isIP } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { TapedeckError } from '../errors.ts';
 import { errorAnswer, showsWholeBody } from './http-errors.ts';
+import { loopback } from './lend-guard.ts';
 
-/** Whether a host name reaches only this machine: `localhost` (and names under it), 127.0.0.0/8, ::1. */
+/** Whether a host name reaches only this machine: a loopback address (lend-guard.ts), or a name under `localhost`. */
 function loopbackName(hostname: string): boolean {
   const h = hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
-  if (h === 'localhost' || h.endsWith('.localhost') || h === '::1') return true;
-  return isIP(h) === 4 && h.startsWith('127.');
+  return loopback(h) || h.endsWith('.localhost');
 }
 
 /** The host name of a `Host` header value (`name:port`, `[v6]:port`), lower case. */

@@ -34,6 +34,7 @@ import { inRecordOrder, sortedKeys } from './record-order.ts';
 import { closeRemovalFailure } from './close-failure.ts';
 import { assertNoCycle } from './cycle.ts';
 import { aheadIsLoss, Turns, type TurnMark } from './turns.ts';
+import { isHandWrittenRun } from './hand-written-run.ts';
 
 /** Which stored records a collection owns, and how it finds them. */
 export interface RecordKind<R> {
@@ -1558,16 +1559,9 @@ function keptMine<R>(slot: Slot<R> | undefined): number {
 
 const RUN_FIELD: readonly string[] = ['run'];
 
-/**
- * How the run of hand-written recordings begins (addRecordings, `tapedeck add`, store them under
- * one): a record run never replaces such a recording, since the API cannot be asked for it again
- * (a 429, a cut stream); its own recordings of the request come after it.
- */
-export const HAND_WRITTEN_RUN = 'hand-written ';
-
-/** Whether a stored recording was written by hand (see HAND_WRITTEN_RUN). */
+/** Whether a stored recording was written by hand (see hand-written-run.ts). */
 function handWritten(stored: LoadedRecord): boolean {
-  return String(stored.head(RUN_FIELD).run).startsWith(HAND_WRITTEN_RUN);
+  return isHandWrittenRun(stored.head(RUN_FIELD).run);
 }
 
 const KIND_KEY_FIELDS: readonly string[] = ['kind', 'key'];

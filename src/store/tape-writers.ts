@@ -17,6 +17,7 @@ import { mkdir, readdir, readFile, rmdir, stat, unlink, utimes, writeFile } from
 import { join } from 'node:path';
 import { TapedeckError } from '../errors.ts';
 import type { WriterHandle } from './backend.ts';
+import { isHandWrittenRun } from './hand-written-run.ts';
 import { holderGone, holderId, peekFrame, scanTape } from './tape-file.ts';
 import { tapeReadOnly } from './tape-path-errors.ts';
 import { tapeTarget } from './tape-target.ts';
@@ -183,9 +184,6 @@ export async function interruptedRecordRuns(path: string, staleMs = 30_000): Pro
   return stale === undefined ? dead : dead.filter((w) => typeof w.run !== 'string' || stale.has(w.run));
 }
 
-/** How hand-written recordings' runs begin (collection.ts HAND_WRITTEN_RUN): a record run keeps them. */
-const HAND_WRITTEN = 'hand-written ';
-
 /**
  * Of `runs`, those with a recording on the tape that follows a recording of the same request by
  * another run (not a hand-written one): what the run was to replace at close. Undefined when the
@@ -211,7 +209,7 @@ async function runsBesideOlder(path: string, runs: ReadonlySet<string>): Promise
     if (typeof head.key !== 'string') continue;
     const id = `${typeof head.kind === 'string' ? head.kind : ''}\u0000${head.key}`;
     const run = typeof head.run === 'string' ? head.run : '';
-    if (run.startsWith(HAND_WRITTEN)) continue;
+    if (isHandWrittenRun(run)) continue;
     let by = seen.get(id);
     if (by === undefined) seen.set(id, (by = new Set()));
     if (runs.has(run) && [...by].some((r) => r !== run)) out.add(run);
