@@ -100,12 +100,19 @@ describe('a tape written with version-1 keys', () => {
       const records = (await readTape(file)).records.map((r) => r.value as { request: unknown; value: unknown });
       // Replay each request alone, in reverse order, from a fresh open: nothing depends on order.
       // A request gets the first recording of its (version-2) key: the Responses call and the
-      // chat call are the same conversation, so they share one.
+      // chat call are the same conversation, so they share one, which is served only to a
+      // request of the API it was made with (the other is a miss that names both).
+      let otherApi = 0;
       for (const rec of [...records].reverse()) {
         await using cache = await ReplayCache.open(file, { mode: 'replay' });
         const first = records.find((r) => requestKeys(r.request).key === requestKeys(rec.request).key)!;
-        expect(await cache.get(rec.request)).toEqual(first.value);
+        if (requestKeys(first.request).provider === requestKeys(rec.request).provider) expect(await cache.get(rec.request)).toEqual(first.value);
+        else {
+          otherApi++;
+          await expect(cache.get(rec.request)).rejects.toThrow(/another API/);
+        }
       }
+      expect(otherApi).toBe(1);
       const streamed = v1.entries.find((e) => e.tape === 'cache.tape' && e.name === 'chat-stream')!;
       {
         await using cache = await ReplayCache.open(file, { mode: 'replay' });
