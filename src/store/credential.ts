@@ -10,9 +10,33 @@
  * 36 KB chat body, the credential search was ~60% of redacting a parsed body).
  */
 
-import { CREDENTIAL } from './credential-pattern.ts';
+import { CREDENTIAL as PAGE_CREDENTIAL } from './credential-pattern.ts';
 
-export { CREDENTIAL };
+/**
+ * The shared patterns, and a Telegram bot token (`123456789:AAHdqTcv…`: a bot's id, a colon and
+ * 35 characters, 34 in older tokens) after the `bot` of the Bot API's URL path
+ * (`/bot<token>/sendMessage`, also a webhook's path), where no header or query rule looks. Not in
+ * pages (their budget, and a page records nothing): docs/browser.md.
+ *
+ * The match begins at `bot` (kept in view by maskCredential), inside the group of key prefixes:
+ * an alternative starting at the id's digits, or outside that group, made every search 1.5-4x
+ * slower (a digit or a lone `b` ends none of the fast first-character tests). Its run starts
+ * after the id and colon: matchFloor reaches back to the `bot`. Made from the shared source, so
+ * credential-pattern.ts must keep its `\b(?:sk-` (test/store/telegram-bot-token.test.ts fails
+ * without the token's alternative).
+ */
+export const CREDENTIAL = new RegExp(PAGE_CREDENTIAL.source.replace('\\b(?:sk-', '\\b(?:bot\\d{6,12}:[A-Za-z0-9_-]{34,36}(?![A-Za-z0-9_-])|sk-'), 'g');
+
+/**
+ * What a CREDENTIAL match is replaced with: `mask` of it, a bot token's `bot` kept before the
+ * mask of the token (the URL still reads as the Bot API's).
+ *
+ * @example
+ * '/bot123456789:AAHdqTcv…/getMe'.replace(CREDENTIAL, maskCredential(mask)) // '/bot[REDACTED:…]/getMe'
+ */
+export function maskCredential(mask: (v: string) => string): (found: string) => string {
+  return (found) => (found.startsWith('bot') ? `bot${mask(found.slice(3))}` : mask(found));
+}
 
 /** The shortest token any CREDENTIAL alternative ends in. */
 const TOKEN_RUN = 16;
@@ -31,6 +55,8 @@ const tokenAt = (s: string, i: number): boolean => {
   const c = s.charCodeAt(i);
   return c < 128 && TOKEN_CHARS[c] === 1;
 };
+
+const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
 
 /** JavaScript's `\s` (what the `\s+` after `Bearer` takes). */
 const JS_SPACE = /\s/;
@@ -60,6 +86,13 @@ function nextRun(s: string, from: number): [number, number] | undefined {
 
 /** The earliest index a CREDENTIAL match holding the run that starts at `start` can begin at. */
 function matchFloor(s: string, start: number): number {
+  // A bot token's id and colon stand before its run, and its `bot` (with the character before
+  // it, for the word boundary) before them.
+  if (s.charCodeAt(start - 1) === 0x3a) {
+    let d = start - 1;
+    while (d > 0 && isDigit(s.charCodeAt(d - 1))) d--;
+    if (d < start - 1) return Math.max(0, d - 4);
+  }
   // Within the run for every alternative but the bearer words, which stand before whitespace.
   let b = start;
   while (b > 0 && JS_SPACE.test(s[b - 1]!)) b--;

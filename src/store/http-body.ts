@@ -13,6 +13,7 @@ import { TapedeckError } from '../errors.ts';
 // The latin1 conversions that fall back to plain loops where there is no Buffer: a page keys
 // non-JSON bodies with this file too (llm-tapedeck/browser).
 import { latin1Bytes, latin1Text, type Redactor } from './redact.ts';
+import { grantCode } from './secret-words.ts';
 
 // Looked up, not imported: the replay engine also runs in browsers (llm-tapedeck/browser), where
 // a compressed request body cannot be decoded and is answered as undecodable (400).
@@ -167,7 +168,7 @@ function redactForm(text: string, r: Redactor): string {
       // A secret's value is masked as sent (the keys of the tapes made so far), unless it is a
       // mask already, percent-encoded (a HAR export imported again): masking it again would key
       // it under a mask of the mask, which no request ever sends.
-      if (r.isSecretField(name)) return `${pair.slice(0, eq)}=${encodeURIComponent(r.mask(decoded !== undefined && r.mask(decoded) === decoded ? decoded : value))}`;
+      if (r.isSecretField(name) || grantCode(name, text)) return `${pair.slice(0, eq)}=${encodeURIComponent(r.mask(decoded !== undefined && r.mask(decoded) === decoded ? decoded : value))}`;
       if (decoded === undefined) value = r.text(value);
       else {
         const masked = r.text(decoded);

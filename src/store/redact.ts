@@ -38,7 +38,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 
 import { CREDENTIALS } from '../providers/index.ts';
-import { CREDENTIAL, credentialFrom, mayHoldCredential, maskShapes, shapesIn } from './credential.ts';
+import { CREDENTIAL, credentialFrom, mayHoldCredential, maskCredential, maskShapes, shapesIn } from './credential.ts';
 import { envSecrets } from './env-secrets.ts';
 import { secretByLastWord } from './secret-words.ts';
 
@@ -94,6 +94,8 @@ export const SECRET_FIELDS: readonly string[] = Object.freeze([
   'access_token',
   'refresh_token',
   'id_token',
+  // OAuth PKCE's verifier: with the authorization code, it obtains the token.
+  'code_verifier',
   'client_secret',
   'password',
   'passwd',
@@ -483,7 +485,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
   const secretField = (k: string): boolean => {
     let secret = fieldKinds.get(k);
     if (secret === undefined) {
-      secret = isSecretName(fold(k), fieldSet);
+      secret = isSecretName(fold(k), fieldSet) || secretByLastWord(k, true);
       if (fieldKinds.size < 4096) fieldKinds.set(k, secret);
     }
     return secret;
@@ -499,7 +501,8 @@ export function redactor(opts: RedactOptions = {}): Redactor {
   const lettersJudge = ![...fieldSet].some((n) => NON_ASCII.test(n));
   const lastLetters = new Uint8Array(0x212b);
   const lastPairs = new Uint8Array(128 * 128);
-  for (const n of lettersJudge ? [...fieldSet, ...SECRET_SUFFIXES] : []) {
+  // The last words of the names secret-words.ts judges by their words too (`otp`, `sentry_dsn`, `otp_code`).
+  for (const n of lettersJudge ? [...fieldSet, ...SECRET_SUFFIXES, 'pin', 'otp', 'dsn', 'code'] : []) {
     if (n.length === 0) continue;
     const last = n.charCodeAt(n.length - 1);
     lastLetters[last] = 1;
@@ -606,8 +609,9 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     const from = credentialFrom(s);
     if (from < 0) return s;
     CREDENTIAL.lastIndex = from;
-    return CREDENTIAL.test(s) ? s.replace(CREDENTIAL, mask) : s;
+    return CREDENTIAL.test(s) ? s.replace(CREDENTIAL, maskFound) : s;
   };
+  const maskFound = maskCredential(mask);
 
   // A short text holds no credential nor member to mask, but may be a relative URL (`?code=4f1a`).
   const text = (s: string): string => (keep || !scan ? s : s.length < 16 ? urlsIn(s) : credentials(embedded(urlsIn(dataFile(s)))));

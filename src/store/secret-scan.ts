@@ -21,6 +21,7 @@ import { TOKEN_CHARS } from './credential.ts';
 import { childPath } from './tape-json.ts';
 import { FORM_START } from './http-body.ts';
 import { queryPairs } from './query-pairs.ts';
+import { grantCode } from './secret-words.ts';
 import { ENV_LINE, YAML_LINE, valueMayBeSecret } from './env-secrets.ts';
 import { base64Document, documentOf, frameEvent, splitCredentials, type StreamEvent } from './stream-redact.ts';
 
@@ -94,10 +95,10 @@ function scanText(s: string, path: string, secretName: boolean, report: Report, 
   // A secret-named `name=value` in a line of prose (`repeat: client_secret=…`): the recorder keeps
   // it (it masks such pairs only as whole lines of uploaded files).
   if (found.length === 0 && !secretName && !inFile && s.indexOf('=') >= 0 && !FORM_START.test(s)) for (const v of envValues(s)) report(path, 'secret member', v, true);
-  // A form (sent as one, or as text without its content type): its secret-named fields are
-  // judged as secret-named members are.
+  // A form (sent as one, or as text without its content type): its secret-named fields, and an
+  // OAuth token request's `code`, are judged as secret-named members are.
   if (found.length === 0 && !secretName && FORM_START.test(s)) {
-    for (const [k, x] of new URLSearchParams(s)) if (names.isSecretField(k)) scanText(x, `${path} field ${JSON.stringify(k)}`, true, report, depth + 1, false);
+    for (const [k, x] of new URLSearchParams(s)) if (names.isSecretField(k) || grantCode(k, s)) scanText(x, `${path} field ${JSON.stringify(k)}`, true, report, depth + 1, false);
   }
 }
 
@@ -282,13 +283,13 @@ const BYTES_CHUNK = 1 << 20;
 /** How far past a chunk's end its last token may run before the chunk is cut inside it anyway. */
 const BYTES_RUN = 1 << 16;
 /**
- * Bytes a credential match can hold (its tokens' characters, and the white space after `Bearer`,
- * Latin-1 no-break space included): a chunk ends at a byte that is none of these, so no match is
- * cut in two.
+ * Bytes a credential match can hold (its tokens' characters, the white space after `Bearer`,
+ * Latin-1 no-break space included, and the colon after a bot token's id): a chunk ends at a byte
+ * that is none of these, so no match is cut in two.
  */
 const TOKEN_BYTE = new Uint8Array(256);
 TOKEN_BYTE.set(TOKEN_CHARS);
-for (const c of ' \t\n\v\f\r\u00a0') TOKEN_BYTE[c.charCodeAt(0)] = 1;
+for (const c of ' \t\n\v\f\r\u00a0:') TOKEN_BYTE[c.charCodeAt(0)] = 1;
 
 /**
  * How many length bytes follow a msgpack str or bin type byte (str8/16/32, bin8/16/32): they may

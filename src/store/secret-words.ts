@@ -10,7 +10,8 @@
  * Words, not letters: `monkey` does not end in the word `key`, and `max_tokens` does not end in
  * `token`. Not for JSON members and form fields: a body is keyed as stored and its names are the
  * application's (an Anthropic thinking block's `signature`, `prompt_cache_key`, a chat app's
- * `session`), so bodies keep the narrower rules of ./redact.ts.
+ * `session`), so bodies keep the narrower rules of ./redact.ts; only the words of a PIN, a
+ * one-time password and a DSN ({@link CODE_PAIR}) judge every name alike.
  */
 
 /**
@@ -44,7 +45,18 @@ const WORD_BREAK = /[^\p{L}\p{N}]+|(?<=[\p{Ll}\p{N}])(?=\p{Lu})|(?<=\p{Lu})(?=\p
 const DIGITS = /^\p{N}+$/u;
 
 /**
- * Whether a header or query parameter name is a secret by its last word (see the top). Judges
+ * The word before and the last word (or a lone last word, after a space) of a name that is a
+ * secret whatever it names, a JSON member and a form field too: a PIN, a one-time password, a
+ * DSN (a Sentry DSN holds its project's key, a database DSN its password), and `code` after one
+ * of the first three or `mfa` (`otp_code`, `pin_code`: a bare `code` is a chat body's source
+ * code). Words, not letters: `spin`, `pinned`, `option`, `hotpot` and `dsn_count` are no secrets.
+ */
+const CODE_PAIR = /(?:^| )(?:pin|otp|totp|dsn)$|^(?:pin|otp|totp|mfa) code$/;
+
+/**
+ * Whether a header or query parameter name is a secret by its last word (see the top), or by
+ * CODE_PAIR. With `codesOnly` (a member's or a field's name), by CODE_PAIR alone, and the last
+ * word must end the name (the redactor's cheap test reads a member's name from its end). Judges
  * the name's words afresh: callers keep the answer per name (traffic repeats a few dozen).
  *
  * @example
@@ -52,15 +64,30 @@ const DIGITS = /^\p{N}+$/u;
  * secretByLastWord('Idempotency-Key') // false
  * secretByLastWord('pageToken')       // false
  * secretByLastWord('max_tokens')      // false
+ * secretByLastWord('x-sentry-dsn')    // true
+ * secretByLastWord('otp_code', true)  // true
+ * secretByLastWord('dsn_count', true) // false
+ * secretByLastWord('api_key', true)   // false (a member's name keeps the rules of ./redact.ts)
  */
-export function secretByLastWord(name: string): boolean {
+export function secretByLastWord(name: string, codesOnly = false): boolean {
   const words = name.split(WORD_BREAK);
   let i = words.length - 1;
-  while (i >= 0 && (words[i] === '' || DIGITS.test(words[i]!))) i--;
+  while (!codesOnly && i >= 0 && (words[i] === '' || DIGITS.test(words[i]!))) i--;
   if (i < 0) return false;
   const last = words[i]!.toLowerCase();
-  if (!SECRET_WORD.test(last)) return false;
   let j = i - 1;
   while (j >= 0 && words[j] === '') j--;
-  return j < 0 || !NOT_SECRET_PAIR.test(`${words[j]!.toLowerCase()} ${last}`);
+  const pair = `${j < 0 ? '' : words[j]!.toLowerCase()} ${last}`;
+  return CODE_PAIR.test(pair) || (!codesOnly && SECRET_WORD.test(last) && !NOT_SECRET_PAIR.test(pair));
 }
+
+/**
+ * Whether a form field is a secret for the form it is in: the `code` of an OAuth token request
+ * for the authorization-code grant (RFC 6749 4.1.3), which with the client's credentials or PKCE
+ * verifier obtains a token. Elsewhere a `code` is what a user wrote.
+ *
+ * @example
+ * grantCode('code', 'grant_type=authorization_code&code=SplxlOBeZQQYbYS6WxSbIA') // true
+ * grantCode('code', 'lang=python&code=print') // false
+ */
+export const grantCode = (name: string, form: string): boolean => name === 'code' && /(?:^|&)grant_type=authorization_code(?:&|$)/.test(form);

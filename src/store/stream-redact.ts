@@ -10,8 +10,9 @@
  * OpenAI's chunks, `delta.text` of Anthropic's `content_block_delta`, Gemini's
  * `candidates[0].content.parts[0].text`) are read joined, and a credential found across them is
  * masked where it lies: its mask in the piece where it begins, the rest of its characters taken
- * out of the pieces after. Joined as an SDK joins them, the pieces read as the whole answer
- * would after redaction.
+ * out of the pieces after. So is a PEM private key's body written out a few characters an event
+ * (its markers kept, as in one string). Joined as an SDK joins them, the pieces read as the
+ * whole answer would after redaction.
  * The joined text is read as JSON text too: tool-call arguments streamed a few characters an
  * event (`{"password":"…"}` in OpenAI's `function.arguments` deltas, Anthropic's
  * `input_json_delta`) have their secret-named members' values masked the same way, as
@@ -24,7 +25,7 @@
  * encoded again.
  */
 import { decodeEventStream, encodeEventStreamMessage, headerString, mayBeEventStream, type EventStreamMessage } from '../providers/wire/aws-eventstream.ts';
-import { CREDENTIAL, credentialFrom } from './credential.ts';
+import { CREDENTIAL, credentialFrom, privateKeysIn } from './credential.ts';
 import { EMBEDDED_MEMBER, embeddedSecret, isMask, latin1Text, type KnownBody } from './redact.ts';
 import type { EchoingRedactor } from './echo-redact.ts';
 import type { HttpRecord } from './records.ts';
@@ -121,23 +122,29 @@ function textGroups(groups: Map<unknown, Piece[]>): Piece[][] {
 }
 
 /**
- * CREDENTIAL's matches in a text, the places of the echoes given, and the raw string values of
- * secret-named members of JSON text in it (tool-call arguments streamed a few characters an
- * event, `{"password":"…"}`, which no single event holds whole): in order, none overlapping.
+ * CREDENTIAL's matches in a text, its PEM private key bodies, the places of the echoes given, and
+ * the raw string values of secret-named members of JSON text in it (tool-call arguments streamed
+ * a few characters an event, `{"password":"…"}`, which no single event holds whole): in order,
+ * none overlapping.
  */
 function credentialsIn(s: string, seek?: Seek): Found[] {
   const out: Found[] = [];
   const echoes = seek?.echoes;
   const from = credentialFrom(s);
+  // A PEM private key's body (its lines are runs of key characters, so a text without a long
+  // run holds none): masked as one string's is (credential.ts), here across the pieces.
+  const keys = from >= 0 ? privateKeysIn(s) : [];
   if (from >= 0) {
     CREDENTIAL.lastIndex = from;
-    for (let m = CREDENTIAL.exec(s); m !== null; m = CREDENTIAL.exec(s)) out.push([m.index, m[0]]);
+    // A bot token's `bot` is kept in view, as redaction keeps it in one string (maskCredential).
+    for (let m = CREDENTIAL.exec(s); m !== null; m = CREDENTIAL.exec(s)) out.push(m[0].startsWith('bot') ? [m.index + 3, m[0].slice(3)] : [m.index, m[0]]);
     CREDENTIAL.lastIndex = 0;
   }
   const members = seek?.secretField !== undefined && MEMBER_GATE.test(s) ? membersIn(s, seek.secretField) : [];
-  if ((echoes === undefined || echoes.length === 0) && members.length === 0) return out;
+  if ((echoes === undefined || echoes.length === 0) && members.length === 0 && keys.length === 0) return out;
   for (const e of echoes ?? []) for (let i = s.indexOf(e); i >= 0; i = s.indexOf(e, i + e.length)) out.push([i, e]);
   out.push(...members);
+  for (const k of keys) out.push([k.index, k.text]);
   // By place, the longer first at one place (a member's value before a key at its start: it is the
   // whole value); one that overlaps a match kept before is left (it is masked with it).
   out.sort(([a, x, u], [b, y, v]) => a - b || y.length - x.length || (u === undefined ? 1 : 0) - (v === undefined ? 1 : 0));
