@@ -12,7 +12,7 @@ import { importRecordings, type ImportReport } from '../proxy/import.ts';
 import { importTapeJSON } from '../store/export.ts';
 import { recordingFilesMessage, recordingJsonFilesMessage, talkbackBesideJsonMessage } from '../store/import/dir-files.ts';
 import { refuseSameFile } from '../store/import/target.ts';
-import { detectFormat, formatByName, IMPORT_FORMATS, READS, type ImportFormat } from '../store/import/read.ts';
+import { detectFormat, formatByName, IMPORT_FORMATS, READS, refuseBinary, refuseNotUtf8, type ImportFormat } from '../store/import/read.ts';
 import { isTalkbackDirectory } from '../store/import/talkback.ts';
 import { importCacheJSON, importRecordingsDir } from '../store/migrate.ts';
 import { TAPE_MAGIC } from '../store/tape-codec.ts';
@@ -139,6 +139,10 @@ async function importAny(src: string, out: string, force: boolean, ignoredArgs: 
     });
   }
   if (bytes.subarray(0, 4096).includes(0) || !isUtf8(bytes)) {
+    // What it is, where that can be told, whatever its name (session.har.gz, a nock chat.json
+    // saved as UTF-16): gzip-compressed, UTF-16 or Latin-1 text each have their own fix.
+    refuseBinary(name, bytes.toString('utf8', 0, Math.min(bytes.length, 4096)), undefined);
+    refuseNotUtf8(name, bytes, undefined);
     throw new TapedeckError('E_IMPORT_FORMAT', `${name} is binary data, not JSON text; no tape written.`, { file: src, hint: formats });
   }
   // A recording piped in (stdin, or a pipe given as a path: `<(gzip -dc raw.yaml.gz)`) has no

@@ -38,13 +38,15 @@ export function formatByName(file: string): ImportFormat | undefined {
  */
 export function detectFormat(file: string, text: string): { format: ImportFormat; parsed?: unknown } | undefined {
   const byName = formatByName(file);
-  // A gzip file or a tape named .har is what it is, not a JSON error. (A file the name gives no
-  // format is told by its contents: binary data is none of the formats, which the caller says.)
+  // A gzip file or a tape named .har is what it is, not a JSON error.
   if (byName) {
     refuseBinary(file, text, byName);
     return { format: byName };
   }
-  refuseZip(file, text);
+  // Told by its bytes, as it is under a known name: a gzip file, a tape, UTF-16 text (a nock
+  // chat.json saved by PowerShell) each have their own fix, and other binary data is none of the
+  // formats (no JSON error quoting NUL bytes).
+  refuseBinary(file, text, undefined);
   const start = text.trimStart();
   // Nothing to tell a format by, and nothing any format could import: said as such, not as
   // "none of the formats".
