@@ -130,10 +130,20 @@ const INLINE_PAIR = /(?<![\w.?&;/-])([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*=[ \t]*(["']
  * its secret-named `name=value` pairs anywhere in it, that look like secrets: long and random
  * enough, not masks.
  */
+// A password is what people type, short and far from random (`hunter2hunter2`), so the
+// long-and-random rule above missed the very values a `DB_PASSWORD=…` line pasted into a prompt
+// holds. After a name that ends in a password word, any value of 6 characters or more is one,
+// unless it is a placeholder: a template (`<…>`, `${…}`, `{{…}}`, `%…%`), one character repeated
+// (`********`) or a word that stands for a password.
+const PASSWORD_NAME = /(?:pass(?:word|wd|phrase)?|pwd)$/i;
+const PLACEHOLDER = /^(?:<.*>|\$\{.*\}|\{\{.*\}\}|%.*%|(.)\1*|(?:your|my|the|db|user|app)?[_-]?(?:pass(?:word|wd)?|secret)|changeme|change[_-]?me|none|null|nil|undefined|empty|example|placeholder|redacted|secret|xxx+|\*+)$/i;
+const humanPassword = (v: string): boolean => v.length >= 6 && !PLACEHOLDER.test(v);
+
 function envValues(line: string, inline = true): string[] {
   const out = new Set<string>();
   const judge = (name: string, v: string): void => {
-    if (valueMayBeSecret(v) && names.isSecretField(name) && !isMask(v) && v.length >= MIN_SECRET_LENGTH && entropyBits(v) >= MIN_SECRET_ENTROPY) out.add(v);
+    if (!valueMayBeSecret(v) || !names.isSecretField(name) || isMask(v)) return;
+    if ((v.length >= MIN_SECRET_LENGTH && entropyBits(v) >= MIN_SECRET_ENTROPY) || (PASSWORD_NAME.test(name) && humanPassword(v))) out.add(v);
   };
   for (const re of [ENV_LINE, YAML_LINE]) {
     if (line.indexOf(re === ENV_LINE ? '=' : ':') < 0) continue;
