@@ -100,6 +100,8 @@ export async function treeCommand(args: string[], write: OutputSink): Promise<nu
 const SKIPPED_NAMES: Record<string, [string, string]> = {
   'an embeddings call, not a conversation': ['embeddings call, not conversation', 'embeddings calls, not conversations'],
   'a token count, not a conversation': ['token count, not conversation', 'token counts, not conversations'],
+  'an MCP exchange, not a conversation': ['MCP exchange, not conversation', 'MCP exchanges, not conversations'],
+  'a realtime session, not a conversation': ['realtime session, not conversation', 'realtime sessions, not conversations'],
 };
 
 /** One line per kind of call the tree left out (embeddings calls, token counts), with their record numbers. */

@@ -26,7 +26,7 @@ import { TapedeckError } from '../errors.ts';
 import { requestKey, requestKeys } from '../match/matcher.ts';
 import { detectProvider, normalizeRequest, routeOf, routeShapeOf } from '../providers/index.ts';
 import type { Endpoint, NormalizeOptions } from '../providers/types.ts';
-import { isHttpRecord } from '../store/records.ts';
+import { isHttpRecord, isMcpRecord, isRealtimeRecord } from '../store/records.ts';
 import { httpRecordExchange } from './proxy-record.ts';
 import { continuedMessages, normalizeExchange } from './response.ts';
 import { joinSplitAnswers, type RecordedAnswers } from './split-answers.ts';
@@ -581,7 +581,7 @@ export class ConversationTree {
    * entries readTape returns. Each request is normalized with its answer (see
    * normalizeExchange), so provider bodies of every shape land in one tree. Records that are not
    * request/answer pairs (other proxy records, error answers included) are skipped silently,
-   * calls that are not conversations (embeddings, token counts) are listed in `tree.skipped`;
+   * calls that are not conversations (embeddings, token counts) and records of MCP exchanges and realtime sessions are listed in `tree.skipped`;
    * ones that fail to normalize or whose answer cannot be read are listed in `tree.warnings`.
    *
    * @example
@@ -616,7 +616,14 @@ export class ConversationTree {
     const rec = wrapped ? entry.value : entry;
     const offset = wrapped && typeof entry.offset === 'number' ? entry.offset : undefined;
     const http = isHttpRecord(rec);
-    if (!http && (!isObj(rec) || !('request' in rec) || !('value' in rec))) return;
+    if (!http && (!isObj(rec) || !('request' in rec) || !('value' in rec))) {
+      // An agent's tool tape (MCP exchanges) or a voice session is no LLM conversation: counted
+      // as not shown, so that such a tape does not read as an empty one. A realtime session is
+      // one `session` record and its parts; the session is counted.
+      const kind = isMcpRecord(rec) ? 'an MCP exchange' : isRealtimeRecord(rec) && rec.role === 'session' ? 'a realtime session' : undefined;
+      if (kind !== undefined) this.skipped.push({ index, offset, code: 'E_TREE', message: `${kind}, not a conversation` });
+      return;
+    }
     try {
       const x = http ? httpRecordExchange(rec) : (rec as TreeRecord);
       if (x === undefined) return;
