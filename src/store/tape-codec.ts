@@ -7,6 +7,7 @@
 import { addExtension, Unpackr } from 'msgpackr/unpack';
 import { convertedLineEndings, convertedTape, framesReadWithoutAddedCRs, headerReadsWithoutAddedCRs, type FrameCodec } from './line-endings.ts';
 import { keptSalt } from './tape-header-salt.ts';
+import { notATape } from './not-a-tape.ts';
 import { TapedeckError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 
@@ -199,6 +200,10 @@ export function headerSpan(fixed: Uint8Array): number {
 export function parseHeader(buf: Uint8Array, file: string): { header: TapeHeader; end: number } {
   const converted = convertedLineEndings(buf);
   if (converted) throw convertedTape(file, converted);
+  if (buf[0] !== TAPE_MAGIC[0]) {
+    const other = notATape(buf, file);
+    if (other) throw other;
+  }
   if (buf.length < HEADER_FIXED) throw corruptHeader(file, 0, `only ${buf.length} bytes, a header needs at least ${HEADER_FIXED}`);
   for (let i = 0; i < TAPE_MAGIC.length; i++) {
     if (buf[i] !== TAPE_MAGIC[i]) throw corruptHeader(file, i, 'wrong magic bytes');

@@ -18,7 +18,7 @@ describe('a tape that cannot be read', () => {
       const f = join(dir, 'package.json');
       writeFileSync(f, '{"name":"app"}');
       return f;
-    }, /is not a readable tape/],
+    }, /is JSON text, not a tape/],
     ['a directory', () => dir, /is a directory/],
   ])('%s: a 400 the AI SDK raises once, with the message', async (_name, tapeOf, said) => {
     const tape = createFetch({ tape: tapeOf(), mode: 'replay' });
