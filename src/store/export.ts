@@ -58,6 +58,7 @@ import { decodedRecords, withTapeStream, type TapeStream } from './tape-stream.t
 import { base64Text, childPath, isTypedArrayName, MAX_NESTING, parseTapeDocument, TYPED_ARRAYS } from './tape-json.ts';
 import { writerFor, type OutputSink } from './chunked-write.ts';
 import { originOf } from './origins.ts';
+import { secretsInValue } from './secret-scan.ts';
 
 /** A JSON value as built for output; objects have a null prototype so any key is a plain key. */
 type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
@@ -603,13 +604,32 @@ function storedOrigins(values: unknown[]): void {
  * stored key differs (see importTapeJSON), in place; returns how many. A record unchanged since
  * export keeps its bytes: its key is the one its request gives.
  */
+/**
+ * An edited record (its request no longer keys as filed) is looked at as `tapedeck scan` looks
+ * at a tape: a key pasted into it would reach the disk in clear, since an import writes records
+ * as they are (an unedited record was redacted when it was recorded). Refused before anything
+ * is written, with the record and what it holds.
+ */
+function refuseEditedSecret(v: unknown, i: number): void {
+  const found = secretsInValue(v);
+  if (found.length === 0) return;
+  const f = found[0]!;
+  throw new TapedeckError('E_IMPORT_ENTRY', `Cannot import tape JSON: record ${i} ($.records[${i}]) was edited and holds a secret (${f.kind} ${f.excerpt} at ${f.path}); no tape written.`, {
+    entry: i,
+    path: `$.records[${i}]${f.path.slice(1)}`,
+    hint: 'Take the secret out of the edited record and import again; to add an answer by hand with secrets masked, use tapedeck add.',
+  });
+}
+
 function rekeyEdited(values: unknown[], ignoreArgs: readonly string[] | undefined): number {
   let n = 0;
-  for (const v of values) {
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
     if (!isHttpRecord(v) || (v.match !== 'llm' && v.match !== 'json') || !keyIsCurrent(v.keyVersion) || v.request === undefined) continue;
     // As a record of an older key version: computed from the stored request, not taken as filed.
     const now = currentHttpKey({ ...v, keyVersion: undefined } as unknown as HttpRecord, { ...(ignoreArgs ? { ignoreArgs: [...ignoreArgs] } : {}), endpoint: { method: v.request.method, url: v.request.url } });
     if (now.key === v.key && now.match === v.match) continue;
+    refuseEditedSecret(v, i);
     (v as { key: string }).key = now.key;
     (v as { match: string }).match = now.match;
     n++;
