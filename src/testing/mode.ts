@@ -4,7 +4,8 @@
  * so the record command printed on a miss works whatever the config says.
  *
  * Order: `vitest --mode <tape mode>` (through the plugin), `TAPEDECK_MODE`, `CACHE_MODE`, the
- * `mode` option, then the default: `replay` when `CI` is set (nothing records in CI unless asked),
+ * `mode` option, then the default: `replay` in CI (`CI`, or a CI system's own variable: see
+ * isCI; nothing records in CI unless asked),
  * else `update` (replay what is recorded, record what is missing).
  */
 import { TapedeckError } from '../errors.ts';
@@ -12,10 +13,28 @@ import { resolveModeWithSource, TAPE_MODES, type TapeMode } from '../store/mode.
 
 export type TestModeSource = 'vitest --mode' | 'TAPEDECK_MODE' | 'CACHE_MODE' | 'option' | 'CI' | 'default';
 
-/** Whether the environment says this is a CI run (`CI` set to anything but empty, `0` or `false`). */
+// CI systems that do not set `CI` themselves, by the variable each sets in every job: Azure
+// Pipelines, Jenkins (and Hudson), TeamCity, AWS CodeBuild, Buildkite, and the older spelling
+// some systems use. Without them a job there ran in update mode and called the live API.
+const CI_SIGNS = ['TF_BUILD', 'JENKINS_URL', 'HUDSON_URL', 'TEAMCITY_VERSION', 'CODEBUILD_BUILD_ID', 'BUILDKITE', 'CONTINUOUS_INTEGRATION'] as const;
+
+/**
+ * Whether the environment says this is a CI run: `CI` set to anything but empty, `0` or
+ * `false`, or a CI system's own variable where it sets no `CI` (Azure Pipelines' `TF_BUILD`,
+ * Jenkins' `JENKINS_URL`, TeamCity, CodeBuild, Buildkite). `CI=false` (or `0`) says no on any
+ * system.
+ *
+ * @example
+ * isCI({ TF_BUILD: 'True' })              // true
+ * isCI({ CI: 'false', TF_BUILD: 'True' }) // false
+ */
 export function isCI(env: NodeJS.ProcessEnv = process.env): boolean {
   const v = env.CI?.trim().toLowerCase();
-  return v !== undefined && v !== '' && v !== '0' && v !== 'false';
+  if (v !== undefined && v !== '') return v !== '0' && v !== 'false';
+  return CI_SIGNS.some((name) => {
+    const x = env[name]?.trim().toLowerCase();
+    return x !== undefined && x !== '' && x !== '0' && x !== 'false';
+  });
 }
 
 /**
