@@ -163,6 +163,7 @@ Example:
   tapedeck scan --staged
 `,
   import: `Usage: tapedeck import <input> <tape> [--force] [--ignore a,b] [--from FORMAT] [--skip-bad]
+                       [--redact-header NAME] [--redact-field NAME] [--redact-query NAME]
 
 Write a tape from a tapedeck JSON export (lossless), a directory of JSON recordings (one
 request/response per file), a DSPy-style cache.json, or another tool's recordings:
@@ -173,15 +174,19 @@ request/response per file), a DSPy-style cache.json, or another tool's recording
   talkback   talkback tapes: the directory talkback records to, or one tape (*.json5)
 Each request is keyed and redacted as if it had been recorded (the summary counts the values
 masked, each where it was: a key sent with every request counts once a request); identical
-requests keep their order. The input comes first, the tape to write second; an existing tape
-is replaced only with --force. Nothing is written unless every entry imports. docs/migrate.md
-has a recipe per tool.
+requests keep their order. The input comes first, the tape to write second (one recording a
+run); an existing tape is replaced only with --force, and another recording at that path
+never. Nothing is written unless every entry imports. docs/migrate.md has a recipe
+per tool.
 
 Options:
   --force            Replace an existing tape
   --ignore <a,b>     Request arguments to leave out of the keys
   --from <format>    har | vcr | nock | fixtures | talkback (default: from the name and contents)
   --skip-bad         Import the good entries of a file with malformed ones; list the bad
+  --redact-header NAME  Extra header to redact (repeatable), as tapedeck serve takes it
+  --redact-field NAME   Extra JSON field to redact (repeatable)
+  --redact-query NAME   Extra URL query parameter to redact (repeatable)
 
 Examples:
   tapedeck import app.tape.json recordings/app.tape --force

@@ -46,7 +46,7 @@ const USAGE: Readonly<Record<string, { options: readonly string[]; most: number;
   prune: { options: [], most: 1, what: 'one tape', example: 'tapedeck prune recordings/app.tape' },
   export: { options: ['--json', '--review', '--har', '--origin', '--textconv'], most: 1, what: 'one tape', example: 'tapedeck export recordings/app.tape > app.tape.json' },
   // import says itself which of its arguments is one too many (src/cli.ts).
-  import: { options: ['--force', '--ignore', '--from', '--skip-bad'], most: Infinity, what: 'the input and the tape', example: 'tapedeck import session.har app.tape' },
+  import: { options: ['--force', '--ignore', '--from', '--skip-bad', '--redact-header', '--redact-field', '--redact-query'], most: Infinity, what: 'the input and the tape', example: 'tapedeck import session.har app.tape' },
   help: { options: [], most: Infinity, what: 'a command', example: 'tapedeck help export' },
   version: { options: [], most: 0, what: 'no argument', example: 'tapedeck version' },
 };

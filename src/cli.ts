@@ -276,6 +276,8 @@ function main(argv: string[]): number | Promise<number> {
   let skipBad = false;
   let from: string | undefined;
   let origin: string | undefined;
+  /** import's --redact-header / --redact-field / --redact-query, as serve spells them (repeatable). */
+  const redact: { headers?: string[]; fields?: string[]; query?: string[] } = {};
   let review = false;
   let textconv = false;
   let helpOrVersion = false;
@@ -301,6 +303,11 @@ function main(argv: string[]): number | Promise<number> {
     } else if (a === '--route' || a.startsWith('--route=')) {
       route = a === '--route' ? argv[++i] : a.slice(8);
       if (route === undefined || route === '') throw usageError('--route needs a value.', "tapedeck key body.json --route 'POST /v1beta/models/gemini-2.5-flash:generateContent'");
+    } else if (/^--redact-(?:header|field|query)(?:=|$)/.test(a)) {
+      const flag = a.replace(/=.*$/s, '');
+      const v = a === flag ? argv[++i] : a.slice(flag.length + 1);
+      if (v === undefined || v === '' || v.startsWith('-')) throw usageError(`${flag} needs a value.`, `tapedeck import session.har app.tape ${flag} ${flag === '--redact-header' ? 'x-acme-signature' : flag === '--redact-field' ? 'ssn' : 'sig'} (repeat the flag for more names)`);
+      (redact[flag === '--redact-header' ? 'headers' : flag === '--redact-field' ? 'fields' : 'query'] ??= []).push(v);
     } else if (a === '--har') har = true;
     else if (a === '--skip-bad') skipBad = true;
     else if (a === '--from' || a === '--origin') {
@@ -349,7 +356,7 @@ function main(argv: string[]): number | Promise<number> {
     case 'export':
     case 'import':
       return import('./cli/tape.ts').then((m) =>
-        m.tapeCommand(cmd, file, second, { ...(ignoreKeys ? { ignoreKeys } : {}), force, har, skipBad, review, textconv, ...(from !== undefined ? { from } : {}), ...(origin !== undefined ? { origin } : {}) }).catch(async (e: unknown) => {
+        m.tapeCommand(cmd, file, second, { ...(ignoreKeys ? { ignoreKeys } : {}), force, har, skipBad, review, textconv, ...(from !== undefined ? { from } : {}), ...(origin !== undefined ? { origin } : {}), ...(Object.keys(redact).length > 0 ? { redact } : {}) }).catch(async (e: unknown) => {
           throw cmd === 'import' ? withFormats(e, from, (await import('./store/import/read.ts')).IMPORT_FORMATS) : e;
         }),
       );

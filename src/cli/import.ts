@@ -12,7 +12,8 @@ import { importRecordings, type ImportReport } from '../proxy/import.ts';
 import { importTapeJSON } from '../store/export.ts';
 import { recordingFilesMessage, recordingJsonFilesMessage, talkbackBesideJsonMessage } from '../store/import/dir-files.ts';
 import { refuseSameFile } from '../store/import/target.ts';
-import { detectFormat, formatByName, IMPORT_FORMATS, READS, refuseBinary, refuseNotUtf8, type ImportFormat } from '../store/import/read.ts';
+import { refuseNonTapeTarget } from '../store/import/target-recording.ts';
+import { detectFormat, formatByName, FORMAT_NAMES, IMPORT_FORMATS, READS, refuseBinary, refuseNotUtf8, type ImportFormat } from '../store/import/read.ts';
 import { isTalkbackDirectory } from '../store/import/talkback.ts';
 import { importCacheJSON, importRecordingsDir } from '../store/migrate.ts';
 import { TAPE_MAGIC } from '../store/tape-codec.ts';
@@ -27,15 +28,18 @@ export async function importCommand(file: string | undefined, second: string | u
   if (!file || !second) throw usageError('import needs the input and the tape to write.', 'tapedeck import app.tape.json recordings/app.tape');
   // Whatever the input is: with --force the tape would replace it.
   refuseSameFile(file, second);
-  const { from, force, skipBad, ignoreKeys } = o;
+  const { from, force, skipBad, ignoreKeys, redact } = o;
   if (from !== undefined && !(IMPORT_FORMATS as readonly string[]).includes(from)) throw usageError(`Unknown --from ${JSON.stringify(from)}.`, `--from ${IMPORT_FORMATS.join('|')}`);
   if (from !== undefined || recordingFormat(file) !== undefined) {
-    const report = await importRecordings(file, second, { from: from as ImportFormat | undefined, force, skipBad, ...(ignoreKeys ? { ignoreArgs: ignoreKeys } : {}), onWarning: warn });
+    const report = await importRecordings(file, second, { from: from as ImportFormat | undefined, force, skipBad, ...(ignoreKeys ? { ignoreArgs: ignoreKeys } : {}), ...(redact ? { redact } : {}), onWarning: warn });
     process.stdout.write(importSummary(second, report));
     return 0;
   }
+  // Nor over another recording given second (`import a.yaml b.yaml`, a glob of two cassettes);
+  // an import of recordings says it in importRecordings, after any bad entry.
+  refuseNonTapeTarget(file, second);
   if (skipBad) throw usageError('--skip-bad goes with a HAR, VCR.py, nock, fixtures or talkback import.', 'tapedeck import session.har app.tape --skip-bad');
-  const { records, skipped, from: what, cache } = await importAny(file, second, force, ignoreKeys);
+  const { records, skipped, from: what, cache } = await importAny(file, second, force, ignoreKeys, redact);
   process.stdout.write(`wrote ${second}: ${records} record${records === 1 ? '' : 's'} from ${what}${skipped ? ` (${skipped} skipped, see warnings)` : ''}\n`);
   // Records keyed by the request body alone answer no HTTP request: createFetch and serve would
   // say the tape "has no HTTP recordings". Said at once, with what replays them.
@@ -101,7 +105,7 @@ function routeRows(routes: ImportReport['routes']): ImportReport['routes'] {
  * `entries` object), or a tapedeck JSON export (an object with `header` and `records`). Anything
  * else is refused before a tape is written.
  */
-async function importAny(src: string, out: string, force: boolean, ignoredArgs: string[] | undefined): Promise<{ records: number; skipped: number; from: string; cache?: boolean }> {
+async function importAny(src: string, out: string, force: boolean, ignoredArgs: string[] | undefined, redact: TapeCommandOptions['redact']): Promise<{ records: number; skipped: number; from: string; cache?: boolean }> {
   const formats = READS;
   if (src !== '-' && statSync(src, { throwIfNoEntry: false })?.isDirectory()) {
     if (!readdirSync(src).some((n) => n.endsWith('.json'))) {
@@ -115,7 +119,7 @@ async function importAny(src: string, out: string, force: boolean, ignoredArgs: 
     const json = recordingJsonFilesMessage(src, out);
     if (json !== undefined) throw new TapedeckError('E_IMPORT_FORMAT', `${json.what}; no tape written.`, { file: src, hint: json.hint });
     try {
-      return { ...(await importRecordingsDir(src, out, { force, ignoredArgs, onWarning: warn })), from: 'a directory of JSON recordings', cache: true };
+      return { ...(await importRecordingsDir(src, out, { force, ignoredArgs, ...(redact ? { redact } : {}), onWarning: warn })), from: 'a directory of JSON recordings', cache: true };
     } catch (e) {
       // talkback's tape directory with a stray package.json (a *.json file that is no recording,
       // so none imports): named as that, with --from talkback, not as "none of the 1 *.json file
@@ -127,7 +131,7 @@ async function importAny(src: string, out: string, force: boolean, ignoredArgs: 
   }
   // A tapedeck export over the 64 MiB of one JSON document is read whole (./large-export.ts).
   const large = largeExportText(src);
-  if (large !== undefined) return importExport(large, src, out, force, ignoredArgs);
+  if (large !== undefined) return importExport(large, src, out, force, ignoredArgs, redact);
   const bytes = readInput(src);
   // The arguments swapped (a tape first), or another binary file: say so, not a JSON error
   // that quotes binary bytes.
@@ -161,15 +165,18 @@ async function importAny(src: string, out: string, force: boolean, ignoredArgs: 
   const parsed = parsedInput(bytes, src, name);
   const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
   if (isObject(parsed) && isObject(parsed.entries) && !('records' in parsed)) {
-    return { ...(await importCacheJSON(src, out, { force, ignoredArgs, onWarning: warn })), from: 'a DSPy-style cache.json', cache: true };
+    return { ...(await importCacheJSON(src, out, { force, ignoredArgs, ...(redact ? { redact } : {}), onWarning: warn })), from: 'a DSPy-style cache.json', cache: true };
   }
-  if (isObject(parsed) && isObject(parsed.header) && Array.isArray(parsed.records)) return importExport(bytes.toString('utf8'), src, out, force, ignoredArgs);
-  const found = Array.isArray(parsed) ? 'an array' : isObject(parsed) ? `an object with ${Object.keys(parsed).length ? `keys ${Object.keys(parsed).slice(0, 5).join(', ')}` : 'no keys'}` : `a ${typeof parsed}`;
+  if (isObject(parsed) && isObject(parsed.header) && Array.isArray(parsed.records)) return importExport(bytes.toString('utf8'), src, out, force, ignoredArgs, redact);
+  const found = Array.isArray(parsed) ? 'an array' : isObject(parsed) ? `an object with ${Object.keys(parsed).length ? `keys ${Object.keys(parsed).slice(0, 5).join(', ')}` : 'no keys'}` : parsed === null ? 'null' : `a ${typeof parsed}`;
   throw new TapedeckError('E_IMPORT_FORMAT', `${src === '-' ? 'stdin' : src} is none of the formats import reads: found ${found}; no tape written.`, { file: src, hint: formats });
 }
 
 /** A tapedeck JSON export's text (of the file `src`) imported to the tape `out`. */
-async function importExport(text: string, src: string, out: string, force: boolean, ignoredArgs: string[] | undefined): Promise<{ records: number; skipped: number; from: string }> {
+async function importExport(text: string, src: string, out: string, force: boolean, ignoredArgs: string[] | undefined, redact: TapeCommandOptions['redact']): Promise<{ records: number; skipped: number; from: string }> {
+  // An export is turned back into its tape byte for byte, its records as they were redacted
+  // when recorded: extra rules would be dropped without a word.
+  if (redact) throw usageError('--redact-header, --redact-field and --redact-query go with an import of recordings, a directory of JSON recordings or a cache.json; a tapedeck JSON export is imported as it is.', `tapedeck import ${src} ${out} (without them); to find secrets left in a tape: tapedeck scan ${out}`);
   const name = src === '-' ? 'stdin' : src;
   const { records, rekeyed } = await importTapeJSON(text, out, { force, ...(ignoredArgs ? { ignoreArgs: ignoredArgs } : {}) }).catch((e: unknown) => {
     // A newer tapedeck's export (a record or the whole format): the file it is in, first.
@@ -197,9 +204,6 @@ function parsedInput(bytes: Buffer, src: string, name: string): unknown {
     });
   }
 }
-
-/** What each recording format is called in a message. */
-const FORMAT_NAMES: Record<ImportFormat, string> = { har: 'a HAR', vcr: 'a VCR.py cassette', nock: 'a nock recording', fixtures: 'mock-server fixtures', talkback: 'a talkback tape' };
 
 /**
  * The recording format of text piped to `tapedeck import -`, or undefined for anything else (a

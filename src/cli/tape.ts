@@ -33,6 +33,8 @@ export interface TapeCommandOptions {
   review: boolean;
   /** export as git's textconv (tapedeck init writes it): never fatal, problems shown as text. */
   textconv: boolean;
+  /** import's extra redaction rules (--redact-header, --redact-field, --redact-query). */
+  redact?: { headers?: string[]; fields?: string[]; query?: string[] };
 }
 
 /**

@@ -22,6 +22,7 @@ import { harEntries, readHarSplit } from '../store/import/har.ts';
 import { openHarChunks } from '../store/import/har-chunks.ts';
 import { splitHar } from '../store/import/har-split.ts';
 import { asTargetError, besideTarget, intoPlace, refuseOpenWriters, refuseSameFile, targetExists } from '../store/import/target.ts';
+import { refuseNonTapeTarget } from '../store/import/target-recording.ts';
 import { readTalkbackDir } from '../store/import/talkback.ts';
 import { detectFormat, formatByName, IMPORT_FORMATS, readRecordingFile, refuseMissingSource, refuseNotUtf8, type ImportFormat } from '../store/import/read.ts';
 import type { HttpRecord } from '../store/records.ts';
@@ -434,6 +435,16 @@ export async function writeImport(read: ReadResult, out: string, opts: ImportOpt
   } catch (e) {
     badFirst();
     throw e;
+  }
+  // A file there that is no tape (another recording given second) is never replaced, --force
+  // or not; a bad entry is still said first, as for a tape that exists.
+  if (exists) {
+    try {
+      refuseNonTapeTarget(read.file, out);
+    } catch (e) {
+      badFirst();
+      throw e;
+    }
   }
   if (exists && !opts.force) {
     badFirst();

@@ -285,11 +285,29 @@ function isBase64(encoding: unknown, field: string): boolean {
   throw new FieldError(field, `is ${JSON.stringify(encoding)}: the body's text is read as it is (no encoding) or as base64 ("base64"), and no other encoding; save the HAR with the body as text or base64`);
 }
 
-function responseBody(content: unknown, headers: ImportHeaders, harDir: string | undefined): Uint8Array {
+/**
+ * Whether base64 answer bytes are still gzip-compressed although HAR 1.2 keeps `content.text`
+ * decoded: `content-encoding: gzip`, the gzip magic, and a content type that is no gzip file's
+ * (a `.gz` download served with that coding is its bytes). A writer that breaks the rule saves
+ * them so; taken as they are, the replay would serve compressed bytes as JSON.
+ */
+function stillGzip(content: Record<string, unknown>, headers: ImportHeaders, body: Uint8Array): boolean {
+  const coding = headerValue(headers, 'content-encoding')?.trim().toLowerCase();
+  if ((coding !== 'gzip' && coding !== 'x-gzip') || body[0] !== 0x1f || body[1] !== 0x8b) return false;
+  const type = `${headerValue(headers, 'content-type') ?? ''} ${typeof content.mimeType === 'string' ? content.mimeType : ''}`;
+  return !/gzip|octet-stream|zip/i.test(type);
+}
+
+function responseBody(content: unknown, headers: ImportHeaders, harDir: string | undefined, onStillGzip?: () => void): Uint8Array {
   if (!isObject(content)) throw new FieldError('response.content', 'is missing (every HAR response has a content object)');
   if (typeof content.text === 'string') {
     if (!isBase64(content.encoding, 'response.content.encoding')) return utf8Bytes(content.text);
-    return pollyChunks(content.text, headers) ?? base64Bytes(content.text, 'response.content.text');
+    const chunks = pollyChunks(content.text, headers);
+    if (chunks !== undefined) return chunks;
+    const bytes = base64Bytes(content.text, 'response.content.text');
+    if (!stillGzip(content, headers, bytes)) return bytes;
+    onStillGzip?.();
+    return decodedBody(headers, bytes, 'response.content.text');
   }
   if (content.text !== undefined) throw new FieldError('response.content.text', 'must be a string');
   if (content._file !== undefined && content._file !== null) return attachedFile(content._file, harDir, 'response.content._file');
@@ -404,7 +422,10 @@ function refuseCutBody(method: string, r: Record<string, unknown>, content: Reco
   );
 }
 
-function entry(e: unknown, i: number, harDir: string | undefined): Exchange {
+/** Said of an entry that imports but was saved other than HAR 1.2 says (its place, method and URL path given). */
+type EntryNote = (where: string, method: string, path: string) => void;
+
+function entry(e: unknown, i: number, harDir: string | undefined, note?: EntryNote): Exchange {
   const { q, method, url } = requestOf(e, 'entry', 'url');
   const r = (e as Record<string, unknown>).response;
   // Before the bodies: a WebSocket entry has none to read (its content.size is -1).
@@ -415,7 +436,7 @@ function entry(e: unknown, i: number, harDir: string | undefined): Exchange {
   else if (body.length === 0) refuseEmptiedBody(reqHeaders, q.postData as Record<string, unknown>, q.bodySize);
   const request = { method, url, headers: reqHeaders, body };
   try {
-    return answered(e as Record<string, unknown>, i, harDir, r, method, request);
+    return answered(e as Record<string, unknown>, i, harDir, r, method, request, note);
   } catch (err) {
     // The request was read whole: a later repeat of it must not take this entry's turn (readEntries).
     if (err instanceof FieldError) err.request ??= request;
@@ -424,14 +445,15 @@ function entry(e: unknown, i: number, harDir: string | undefined): Exchange {
 }
 
 /** The rest of {@link entry}, once its request is read: the answer and the entry's times and place. */
-function answered(x: Record<string, unknown>, i: number, harDir: string | undefined, r: unknown, method: string, request: Exchange['request']): Exchange {
+function answered(x: Record<string, unknown>, i: number, harDir: string | undefined, r: unknown, method: string, request: Exchange['request'], note?: EntryNote): Exchange {
   if (!isObject(r)) throw new FieldError('response', 'is missing (the request got no answer)');
   // Playwright keeps a request that failed (status -1) or was aborted mid-answer (the status and
   // headers it got, no body) and says so here: no answer reached the page whole, and an empty
   // body in its place would replay an answer nobody got.
   if (typeof r._failureText === 'string' && r._failureText !== '') throw new FieldError('response._failureText', `is ${JSON.stringify(r._failureText)}: the request failed or was aborted before its answer was whole, so there is no answer to replay`);
   const resHeaders = headersOf(r.headers, 'response.headers', responseNames);
-  const resBody = responseBody(r.content, resHeaders, harDir);
+  // The path only: a query or a user:password in the URL may hold a credential, and warnings go to logs.
+  const resBody = responseBody(r.content, resHeaders, harDir, note && (() => note(`log.entries[${i}]`, method, URL.canParse(request.url) ? new URL(request.url).pathname : '')));
   const content = r.content as Record<string, unknown>;
   if (resHeaders['content-type'] === undefined && typeof content.mimeType === 'string' && content.mimeType !== '') resHeaders['content-type'] = content.mimeType;
   refuseCutBody(method, r, content, resHeaders, resBody);
@@ -479,8 +501,12 @@ export function harEntries(file: string, dir: string | undefined, items: Iterabl
   const base = dir ?? (file === '-' ? undefined : dirname(file));
   // Polly.js answers identical requests by `_order`, not by their place in the file.
   const polly = new WeakMap<Exchange, PollyOrder>();
+  // Filled as the entries are read (lazily): said once the tape is written.
+  const warnings: string[] = [];
+  const note: EntryNote = (where, method, path) =>
+    void warnings.push(`${file}: ${where} (${method} ${path}): the answer's content.text is base64 of its gzip-compressed bytes (content-encoding: gzip), where HAR 1.2 keeps the body decoded; imported decoded, as the client read it.`);
   const read = readEntries(file, 'HAR', items, (i) => `log.entries[${i}]`, (e, i) => {
-    const x = entry(e, i, base);
+    const x = entry(e, i, base, note);
     const order = pollyOrderOf(e as Record<string, unknown>);
     if (order !== undefined) polly.set(x, order);
     return x;
@@ -488,6 +514,7 @@ export function harEntries(file: string, dir: string | undefined, items: Iterabl
   const inFile = read.exchanges;
   read.exchanges = { [Symbol.iterator]: () => inPollyOrder(inFile, (x) => polly.get(x)) };
   if (salt !== undefined) read.salt = salt;
+  read.warnings = warnings;
   return read;
 }
 

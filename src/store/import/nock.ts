@@ -6,7 +6,7 @@
  * chunks when the answer had a Content-Encoding), `rawHeaders` (an object, or in older nock a
  * flat [name, value, ...] list) and `reqheaders` (the request's headers).
  */
-import { addHeader, badFile, decodedBody, FieldError, isObject, readEntries, response, streamChunks, utf8Bytes, type Exchange, type ImportHeaders, type ReadResult } from './exchange.ts';
+import { addHeader, badFile, decodedBody, FieldError, headerValue, isObject, readEntries, response, streamChunks, utf8Bytes, type Exchange, type ImportHeaders, type ReadResult } from './exchange.ts';
 import { parseJsonFile } from './har.ts';
 import { TapedeckError } from '../../errors.ts';
 
@@ -118,10 +118,14 @@ function answered(d: NockDefinition, i: number, request: Exchange['request']): E
   }
   const resHeaders = headersOf(d.rawHeaders, 'rawHeaders');
   let body: Uint8Array;
-  if (Array.isArray(d.response)) {
+  // nock's recorder (and its playback) writes hex chunks only for an answer whose headers carry
+  // a content-encoding; any other array is a JSON answer that is a list (`[]`, Gemini's
+  // streamGenerateContent objects), stored parsed like every JSON answer.
+  const coding = headerValue(resHeaders, 'content-encoding');
+  if (Array.isArray(d.response) && coding !== undefined && coding !== '') {
     // An encoded answer: its chunks as sent, hex each.
     const parts = d.response.map((c, k) => {
-      if (typeof c !== 'string') throw new FieldError(`response[${k}]`, 'must be a hex string');
+      if (typeof c !== 'string') throw new FieldError(`response[${k}]`, `must be a hex string (nock records an answer with a content-encoding, here ${JSON.stringify(coding)}, as hex chunks; remove the content-encoding from rawHeaders if the answer is a plain JSON list)`);
       return hexBytes(c, `response[${k}]`);
     });
     const joined = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));

@@ -21,6 +21,9 @@ import { TAPE_MAGIC } from '../tape-codec.ts';
 export const IMPORT_FORMATS = ['har', 'vcr', 'nock', 'fixtures', 'talkback'] as const;
 export type ImportFormat = (typeof IMPORT_FORMATS)[number];
 
+/** What each recording format is called in a message (`found a VCR.py cassette`). */
+export const FORMAT_NAMES: Readonly<Record<ImportFormat, string>> = { har: 'a HAR', vcr: 'a VCR.py cassette', nock: 'a nock recording', fixtures: 'mock-server fixtures', talkback: 'a talkback tape' };
+
 /** The format a recording file's name says (`.har`, `.yaml` / `.yml`, `.json5`: the only JSON5 files import reads are talkback's), if any. */
 export function formatByName(file: string): ImportFormat | undefined {
   const name = file.toLowerCase();

@@ -75,7 +75,7 @@ function bodyOf(meta: Record<string, unknown>, side: 'req' | 'res', headers: Imp
   if (meta[`${side}HumanReadable`] === true && (decodedByTalkback || !coding || coding === 'identity')) {
     if (typeof raw === 'string') return utf8Bytes(raw);
     if (raw !== undefined && JSON_TYPE.test(mediaType(headers))) return utf8Bytes(JSON.stringify(raw, null, 2));
-    throw new FieldError(field, `must be text${raw === undefined ? '' : ` or, with a JSON content type, a JSON value (content-type is ${JSON.stringify(headerValue(headers, 'content-type') ?? 'missing')})`}, found ${raw === undefined ? 'nothing' : typeof raw}`);
+    throw new FieldError(field, `must be text${raw === undefined ? '' : ` or, with a JSON content type, a JSON value (content-type is ${JSON.stringify(headerValue(headers, 'content-type') ?? 'missing')})`}, found ${raw === undefined ? 'nothing' : raw === null ? 'null' : typeof raw}`);
   }
   if (typeof raw !== 'string') {
     throw new FieldError(field, `must be base64 text (meta.${side}HumanReadable is not true), found ${raw === undefined ? 'nothing' : raw === null ? 'null' : typeof raw} (talkback writes '' for an empty body)`);

@@ -151,8 +151,13 @@ export function refuseSameFile(src: string, out: string): void {
   });
 }
 
-/** A tape path beside a recording file, named after it (`chat.yaml` -> `chat.tape`), for hints. */
-function tapeBeside(file: string): string {
+/**
+ * A tape path beside a recording file, named after it (`chat.yaml` -> `chat.tape`), for hints.
+ *
+ * @example
+ * tapeBeside('cassettes/chat.yaml') // 'cassettes/chat.tape'
+ */
+export function tapeBeside(file: string): string {
   const stem = basename(file).replace(/\.[^.]*$/, '') || basename(file);
   const tape = join(dirname(file), `${stem}.tape`);
   return resolve(tape) === resolve(file) ? join(dirname(file), `${stem}.imported.tape`) : tape;
