@@ -33,7 +33,8 @@ const FOLD_OVER = 5;
  */
 export function foldOneSided(entries: readonly DriftEntry[]): (DriftEntry | FoldedRows)[] {
   const groups = new Map<string, DriftEntry[]>();
-  const keyOf = (e: DriftEntry) => ((e.status === 'added' || e.status === 'removed') && !e.repeats ? `${e.status}\0${e.tape}` : undefined);
+  // Copies kept from an earlier run are summed up apart: they are stale, not new.
+  const keyOf = (e: DriftEntry) => ((e.status === 'added' || e.status === 'removed') && !e.repeats ? `${e.status}\0${e.tape}${e.kept ? '\0kept' : ''}` : undefined);
   for (const e of entries) {
     const k = keyOf(e);
     if (k !== undefined) groups.set(k, [...(groups.get(k) ?? []), e]);
@@ -56,7 +57,8 @@ export function foldOneSided(entries: readonly DriftEntry[]): (DriftEntry | Fold
     // Not Math.min(...indexes): a tape of many thousand recordings would overflow the stack.
     const first = indexes.reduce((m, i) => Math.min(m, i));
     const last = indexes.reduce((m, i) => Math.max(m, i));
-    out.push({ tape: e.tape, status, count: group.length, first, last, route: routes.size === 1 ? e.route : `${routes.size} routes`, summary: `${group.length} recordings ${status} (${why})` });
+    const summary = e.kept ? `${group.length} recordings kept from an earlier run (the latest record run did not make these requests again)` : `${group.length} recordings ${status} (${why})`;
+    out.push({ tape: e.tape, status, count: group.length, first, last, route: routes.size === 1 ? e.route : `${routes.size} routes`, summary });
   }
   return out;
 }

@@ -3,7 +3,9 @@
  * them, by the client's method and the key of its params, the k-th old recording of a call with
  * the k-th new one; a call whose key changed (other arguments, or a record stored under its
  * context key) pairs with the first unpaired old exchange of the same method and tool, prompt or
- * resource, and the report says what changed in its params. What is left is added or removed.
+ * resource, and the report says what changed in its params (the old exchange of a call whose
+ * copy a later record run of the session kept without making the call again included: kept.ts).
+ * What is left is added or removed.
  *
  * An answer is classed by what an agent reads in it:
  *   status     an error answer now, or no longer: a JSON-RPC error, or a tool's `isError` result;
@@ -25,6 +27,7 @@ import { isMcpRecord, type McpRecord } from '../store/records.ts';
 import { describe, NOISE, type Classification, type DriftClass, type DriftDetails } from './classify.ts';
 import { jsonDiff, leafName } from './json-diff.ts';
 import type { TapeSide } from './pair.ts';
+import { keptCopies, mayReplaceKept, mcpConversation, runsOf } from './kept.ts';
 import { diffText } from './text-diff.ts';
 import { unifyMasks, withMaskedNote } from './masks.ts';
 
@@ -63,6 +66,8 @@ export interface McpPairing {
   /** For a pair whose params changed: what changed (empty when the key is the same). */
   requestChange: string[];
   classification?: Classification;
+  /** The new exchange was kept from an earlier run by a later record run of its session that did not make the call again (kept.ts). */
+  kept?: true;
 }
 
 const utf8 = new TextDecoder('utf-8');
@@ -298,23 +303,43 @@ export function pairExchanges(oldTapes: readonly TapeSide[], newTapes: readonly 
         pairOf.set(n, o);
       } else left.push(n);
     }
+    // An exchange a later record run of its session kept without making the call again: its old
+    // one may stand for a call of that run whose params changed (kept.ts).
+    const kept = keptCopies<McpRecorded>(olds, news, pairOf, mcpConversation);
+    const keptOlds = new Map<McpRecorded, McpRecorded>();
+    for (const n of kept) {
+      const o = pairOf.get(n)!;
+      keptOlds.set(o, n);
+      paired.delete(o);
+      pairOf.delete(n);
+    }
+    const oldRuns = runsOf(olds);
     // Then by method and what the call is about, in order: the same call with other params.
     const byRoute = new Map<string, McpRecorded[]>();
     for (const o of olds) if (!paired.has(o)) queue(byRoute, mcpRoute(o.record.request), o);
     const changed = new Set<McpRecorded>();
     for (const n of left) {
-      const o = byRoute.get(mcpRoute(n.record.request))?.shift();
-      if (!o) continue;
+      const q = byRoute.get(mcpRoute(n.record.request));
+      const at = q ? q.findIndex((o) => !keptOlds.has(o) || mayReplaceKept(n, o, oldRuns)) : -1;
+      if (at < 0) continue;
+      const o = q!.splice(at, 1)[0]!;
       paired.add(o);
       pairOf.set(n, o);
       changed.add(n);
+    }
+    // Kept copies no changed call took pair with their old exchange again.
+    for (const [o, n] of keptOlds) {
+      if (paired.has(o)) continue;
+      paired.add(o);
+      pairOf.set(n, o);
     }
     const pairs: McpPairing[] = [];
     for (const n of news) {
       const o = pairOf.get(n);
       const route = mcpRoute(n.record.request);
-      if (!o) pairs.push({ tape: name, route, new: n, requestChange: [] });
-      else pairs.push({ tape: name, route, old: o, new: n, requestChange: changed.has(n) ? paramsChange(o.record, n.record) : [], classification: classifyMasked(o.answer, n.answer) });
+      const k = kept.has(n) ? { kept: true as const } : {};
+      if (!o) pairs.push({ tape: name, route, new: n, requestChange: [], ...k });
+      else pairs.push({ tape: name, route, old: o, new: n, requestChange: changed.has(n) ? paramsChange(o.record, n.record) : [], classification: classifyMasked(o.answer, n.answer), ...k });
     }
     for (const o of olds) if (!paired.has(o)) pairs.push({ tape: name, route: mcpRoute(o.record.request), old: o, requestChange: [] });
     // Report order: the new tape's order, removed exchanges where they stood in the old one.

@@ -3,6 +3,8 @@
 // made to two hosts, re-recorded in any order), repeats in recorded order; a new request whose key changed is
 // paired with its closest old recording in the same tape and route, as a replay miss names the
 // closest recording (src/match/diagnose.ts), and the report says what changed in the request.
+// An earlier run's recording that a later record run kept without making its request again
+// (kept.ts) does not hold its old recording from the request that changed into it.
 // What is left is added (only in the new tapes) or removed (only in the old ones).
 
 import { TapedeckError } from '../errors.ts';
@@ -11,6 +13,7 @@ import { requestKeys, type Recording, type RequestKeys } from '../match/matcher.
 import { originKey } from '../store/origins.ts';
 import { askedOf, type Asked } from './answer.ts';
 import { jsonDiff } from './json-diff.ts';
+import { keptCopies, llmConversation, mayReplaceKept, runsOf } from './kept.ts';
 
 /** A tape's recordings, as read from a file, a folder or git. */
 export interface TapeSide {
@@ -42,6 +45,12 @@ export interface Pairing {
    * replaced the old recordings, which leaves its re-recordings after them).
    */
   repeats?: { old: number; new: number };
+  /**
+   * The new recording is an earlier run's, carried over by a later record run that did not make
+   * its request again (kept.ts); its old recording is paired with it only when no request of
+   * that run changed into it.
+   */
+  kept?: true;
 }
 
 function recordedOf(side: TapeSide): Recorded[] {
@@ -115,6 +124,8 @@ class Leftovers {
     olds: readonly Recorded[],
     private readonly paired: Set<Recorded>,
     private readonly keys: Map<Recorded, RequestKeys | null>,
+    // Which new recordings an old one may stand for (all, but for one whose copy was kept).
+    private readonly allows: (old: Recorded, n: Recorded) => boolean = () => true,
   ) {
     const push = (m: Map<string, Recorded[]>, k: string, r: Recorded) => {
       const l = m.get(k);
@@ -132,14 +143,14 @@ class Leftovers {
     }
   }
 
-  /** The first `limit` unpaired ones of a group, in tape order (paired ones at its front are dropped for good). */
-  private unpaired(list: Recorded[] | undefined, limit = Infinity): Recorded[] {
+  /** The first `limit` unpaired ones of a group `n` may pair with, in tape order (paired ones at its front are dropped for good). */
+  private unpaired(n: Recorded, list: Recorded[] | undefined, limit = Infinity): Recorded[] {
     if (!list) return [];
     while (list.length && this.paired.has(list[0]!)) list.shift();
     const out: Recorded[] = [];
     for (const r of list) {
       if (out.length >= limit) break;
-      if (!this.paired.has(r)) out.push(r);
+      if (!this.paired.has(r) && this.allows(r, n)) out.push(r);
     }
     return out;
   }
@@ -154,7 +165,7 @@ class Leftovers {
     const nk = keysOf(n, this.keys);
     if (!nk) {
       // Bodies the matcher does not read: the first left in the route, and the members that differ.
-      const old = this.unpaired(this.byRoute.get(route)).find((c) => c.asked.match === n.asked.match);
+      const old = this.unpaired(n, this.byRoute.get(route)).find((c) => c.asked.match === n.asked.match);
       if (!old) return undefined;
       const diffs = jsonDiff(old.asked.body, n.asked.body);
       const change = diffs.slice(0, 3).map((d) => `request body ${d.path || '(whole)'}: ${d.kind === 'value' ? 'changed' : d.kind}`);
@@ -162,10 +173,10 @@ class Leftovers {
       return { old, change: change.length ? change : ['request body changed'] };
     }
     let group: Recorded[] = [];
-    for (let d = nk.pathHashes.length - 1; d >= 0 && group.length === 0; d--) group = this.unpaired(this.byPath.get(`${route}\u0000${nk.pathHashes[d]}`), RANK_LIMIT);
+    for (let d = nk.pathHashes.length - 1; d >= 0 && group.length === 0; d--) group = this.unpaired(n, this.byPath.get(`${route}\u0000${nk.pathHashes[d]}`), RANK_LIMIT);
     if (group.length === 0) {
-      const same = this.unpaired(this.bySignature.get(`${route}\u0000${nk.signatureDigest}`), RANK_LIMIT);
-      group = [...new Set([...same, ...this.unpaired(this.byRoute.get(route), RANK_LIMIT)])].sort((a, b) => a.index - b.index);
+      const same = this.unpaired(n, this.bySignature.get(`${route}\u0000${nk.signatureDigest}`), RANK_LIMIT);
+      group = [...new Set([...same, ...this.unpaired(n, this.byRoute.get(route), RANK_LIMIT)])].sort((a, b) => a.index - b.index);
     }
     const best = rankClosest(nk, this.withKeys(group));
     // Only a recording that shares the start of the conversation, or offers the same tools and
@@ -254,14 +265,19 @@ export function pairRecordings(oldTapes: readonly TapeSide[], newTapes: readonly
         if (o) byNew.set(n, o);
       }
     }
+    // A kept copy's old recording waits: a request of the run that kept it may have changed into it.
+    const kept = keptCopies(olds, news, byNew, llmConversation((r: Recorded) => keysOf(r, keys)));
+    const keptOlds = new Set([...kept].map((n) => byNew.get(n)!));
     for (const n of news) {
       const o = byNew.get(n);
-      if (o) {
+      if (o && !kept.has(n)) {
         paired.add(o);
         pairs.push({ tape: name, old: o, new: n, requestChange: hostChange(o, n) });
-      } else left.push(n);
+      } else if (!o) left.push(n);
     }
-    const leftovers = left.length ? new Leftovers(olds, paired, keys) : undefined;
+    const oldRuns = runsOf(olds);
+    const allows = (o: Recorded, n: Recorded) => !keptOlds.has(o) || mayReplaceKept(n, o, oldRuns);
+    const leftovers = left.length ? new Leftovers(olds, paired, keys, allows) : undefined;
     for (const n of left) {
       // Another recording of a request the old side has: one more call of it, not another
       // request changed into it (which a leftover of another key would otherwise be taken for).
@@ -275,6 +291,15 @@ export function pairRecordings(oldTapes: readonly TapeSide[], newTapes: readonly
         paired.add(best.old);
         pairs.push({ tape: name, old: best.old, new: n, requestChange: [...best.change, ...hostChange(best.old, n)] });
       } else pairs.push({ tape: name, new: n, requestChange: [] });
+    }
+    // Kept copies: with their old recording when no changed request took it, else on their own.
+    for (const n of kept) {
+      const o = byNew.get(n)!;
+      if (paired.has(o)) pairs.push({ tape: name, new: n, requestChange: [], kept: true });
+      else {
+        paired.add(o);
+        pairs.push({ tape: name, old: o, new: n, requestChange: hostChange(o, n), kept: true });
+      }
     }
     for (const o of olds) if (!paired.has(o)) pairs.push({ tape: name, old: o, requestChange: [], ...repeatsOf(o) });
     // Report order: the new tape's order, removed recordings where they stood in the old one.

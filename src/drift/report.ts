@@ -55,6 +55,12 @@ export interface DriftEntry {
   requestChange: string[];
   /** `added` / `removed` of a request both sides have recordings of: how many each has. */
   repeats?: { old: number; new: number };
+  /**
+   * The new recording was kept from an earlier run by a later record run that did not make its
+   * request again (it answers no request that run made): `added` when a changed request of that
+   * run took its old recording, else paired with it.
+   */
+  kept?: true;
   /** The answer's shape (of the new side when both exist). */
   shape: string;
   /** Pairs only: every class that applies, most severe first. */
@@ -141,6 +147,9 @@ function sameAnswer(a: unknown, b: unknown): boolean {
   return sameBytes(a.response.body, b.response.body);
 }
 
+// A recording a record run left in place because it did not make the request again: stale.
+const KEPT = 'kept from an earlier run; the latest record run did not make this request again';
+
 const clip = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
 /** One line for an entry: the first thing a reader needs to know. */
@@ -150,6 +159,7 @@ function summaryOf(e: Omit<DriftEntry, 'summary'>): string {
   const r = e.repeats;
   if (e.status === 'added' && r) return `another recording of a request recorded before (${r.new} now, ${r.old} before; replay serves them in turn, and a record run killed before it closed leaves its re-recordings after the old ones)`;
   if (e.status === 'removed' && r) return `one recording fewer of this request (${r.new} now, ${r.old} before)`;
+  if (e.status === 'added' && e.kept) return KEPT;
   if (e.status === 'added') return 'new recording (no old one for this request)';
   // The new tape has no recording of it: not made again, or made and failed (rerecord lists why).
   if (e.status === 'removed') return 'recording gone (no new recording of this request)';
@@ -181,6 +191,7 @@ function summaryOf(e: Omit<DriftEntry, 'summary'>): string {
     if (c === 'benign' && d.benign) parts.push(clip(d.benign.join('; '), 80));
   }
   if (e.requestChange.length) parts.unshift(`request: ${clip(e.requestChange[0]!, 80)}`);
+  if (e.kept) parts.push(KEPT);
   return parts.join('; ') || (e.primary === 'identical' ? 'same answer' : '');
 }
 
@@ -189,7 +200,7 @@ function entryOf(p: Pairing, opts: ReportOptions): DriftEntry {
   if (!p.old || !p.new) {
     const only = (p.new ?? p.old)!;
     const a = answerOf(only.record)!;
-    const e = { tape: p.tape, route, status: p.new ? 'added' : 'removed', ...(p.old ? { old: side(p.old, a) } : {}), ...(p.new ? { new: side(p.new, a) } : {}), requestChange: [], shape: a.shape, classes: [], primary: '', details: {}, ...(p.repeats ? { repeats: p.repeats } : {}) } as Omit<DriftEntry, 'summary'>;
+    const e = { tape: p.tape, route, status: p.new ? 'added' : 'removed', ...(p.old ? { old: side(p.old, a) } : {}), ...(p.new ? { new: side(p.new, a) } : {}), requestChange: [], shape: a.shape, classes: [], primary: '', details: {}, ...(p.repeats ? { repeats: p.repeats } : {}), ...(p.kept ? { kept: true } : {}) } as Omit<DriftEntry, 'summary'>;
     return { ...e, summary: summaryOf(e) };
   }
   const after = answerOf(p.new.record)!;
@@ -208,7 +219,7 @@ function entryOf(p: Pairing, opts: ReportOptions): DriftEntry {
   const same = sameAnswer(old, p.new.record);
   const before = same ? after : answerOf(old)!;
   const c: Classification = withMaskedNote(same ? { classes: ['identical'], primary: 'identical', details: {} } : classifyPair(before, after, p.new.asked.body, opts), masked);
-  const e: Omit<DriftEntry, 'summary'> = { tape: p.tape, route, status: 'paired', old: side(p.old, before), new: side(p.new, after), requestChange: p.requestChange, shape: after.shape, classes: c.classes, primary: c.primary, details: c.details };
+  const e: Omit<DriftEntry, 'summary'> = { tape: p.tape, route, status: 'paired', old: side(p.old, before), new: side(p.new, after), requestChange: p.requestChange, shape: after.shape, classes: c.classes, primary: c.primary, details: c.details, ...(p.kept ? { kept: true as const } : {}) };
   return { ...e, summary: summaryOf(e) };
 }
 
@@ -256,9 +267,10 @@ function mcpEntryOf(p: McpPairing): DriftEntry {
     },
     'mcp',
     p.requestChange,
-    { added: 'new exchange (no old one for this call)', removed: 'exchange gone (the call was not made again)' },
+    { added: p.kept ? KEPT : 'new exchange (no old one for this call)', removed: 'exchange gone (the call was not made again)' },
   );
-  return { ...e, summary: e.summary ?? summaryOf(e) };
+  const k = p.kept ? { ...e, kept: true as const } : e;
+  return { ...k, summary: k.summary ?? summaryOf(k) };
 }
 
 /** A realtime session compared, as an entry: sides by the session's place on its tape. */

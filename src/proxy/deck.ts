@@ -1136,7 +1136,7 @@ export class Deck {
       const elsewhere = r && r.count > 0 ? this.elsewhereMiss(route, name, 'llm', llmKey) : undefined;
       const typed = r && r.count > 0 && !elsewhere ? this.contentTypeMiss(req, r, true) : undefined;
       if (typed) return { kind: 'miss', miss: this.routeMiss(route, llmKey, 'llm', r, typed, name) };
-      return { kind: 'miss', miss: elsewhere ?? (llmMiss ? this.enrich(llmMiss, route) : this.routeMiss(route, llmKey, 'llm', r, undefined, name)) };
+      return { kind: 'miss', miss: elsewhere ?? (llmMiss ? this.enrich(llmMiss, route) : this.routeMiss(route, llmKey, 'llm', r, undefined, name, input)) };
     }
     const key = input instanceof Uint8Array ? hashJSON(input) : hashValue(input);
     const rec = this.take(name, 'json', key) ?? this.takeFiledBefore(r, 'json', () => key);
@@ -1228,6 +1228,13 @@ export class Deck {
     return new TapedeckError('E_MISS', missHeadline(difference, fix), { file: this.tape, route, difference, kind: 'other', fix });
   }
 
+  /** How an LLM request differs from the closest recording of another route, `name` (a miss names it before that route's headers). */
+  private explainOn(name: string, input: unknown): unknown {
+    const r = this.routes.get(name)!;
+    if (r.deferred) this.undefer(name, r);
+    return r.matcher?.explain(input).details.difference;
+  }
+
   /** The matcher's miss (already short, with the fix for this entry point), with the tape and route added to its details. */
   private enrich(e: TapedeckError, route: string): TapedeckError {
     const out = new TapedeckError('E_MISS', e.message, { ...e.details, route, file: this.tape });
@@ -1300,14 +1307,14 @@ export class Deck {
    * says how it differs from the closest recording, where that is known (an upload's part).
    * `name`: what the recordings looked among are filed under (the route and its origin).
    */
-  private routeMiss(route: string, key: string, kind: MatchKind, r: Route | undefined, detail?: string | HttpMissDetail, name = route): TapedeckError {
+  private routeMiss(route: string, key: string, kind: MatchKind, r: Route | undefined, detail?: string | HttpMissDetail, name = route, input?: unknown): TapedeckError {
     const recorded = r?.count ?? 0;
     // Routes are `METHOD /path?query`; a long query must not push the fix off the line.
     const shown = route.length > 80 ? `${route.slice(0, 79)}…` : route;
     const tape = this.tape && this.tape.length > 100 ? `…${this.tape.slice(-99)}` : this.tape;
     let difference = `no recording for ${shown}`;
     let cacheFix: string | undefined;
-    const otherModel = r && recorded > 0 ? undefined : (modelOnOtherRoute(name, this.routes) ?? headersOnOtherRoute(name, this.routes, this.col, kind, key) ?? queryOnOtherRoute(name, this.routes));
+    const otherModel = r && recorded > 0 ? undefined : (modelOnOtherRoute(name, this.routes) ?? headersOnOtherRoute(name, this.routes, this.col, kind, key, input !== undefined && ((o) => this.explainOn(o, input))) ?? queryOnOtherRoute(name, this.routes));
     if (otherModel) difference = otherModel;
     if (this.col && !this.col.exists) difference = this.absent ?? `no tape at ${tape}`;
     // A shared store (a Redis namespace) is no tape, and MCP or realtime records it may hold

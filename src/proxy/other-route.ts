@@ -69,18 +69,21 @@ export function streamOnOtherRoute(route: string, routes: ReadonlyMap<string, { 
  * compared with one that has values too (the betas differ), else with the endpoint recorded
  * without them. The request (`match`, `key`) is looked for in `col` under each route. The
  * `beta=true` query of the Anthropic SDK's beta client is no difference (see withoutBetaMarker).
+ * When no route holds the request, `bodyOn(name)` says how it differs from the closest recording
+ * of the route chosen, and that comes first (`tools differ ...; with it, no anthropic-beta sent: ...`).
  *
  * @example
  * headersOnOtherRoute('POST /v1/messages (anthropic-beta: a)', new Map([['POST /v1/messages', { count: 1 }]]))
  * // 'anthropic-beta: a sent; recorded without it for POST /v1/messages'
  */
-export function headersOnOtherRoute(route: string, routes: ReadonlyMap<string, { readonly count: number }>, col?: Pick<RecordCollection<unknown>, 'count'>, match?: MatchKind, key?: string): string | undefined {
+export function headersOnOtherRoute(route: string, routes: ReadonlyMap<string, { readonly count: number }>, col?: Pick<RecordCollection<unknown>, 'count'>, match?: MatchKind, key?: string, bodyOn?: false | ((other: string) => unknown)): string | undefined {
   // Whether a route holds this very request (its match kind and key).
   const holds = col && match && key ? (name: string) => col.count(httpRecordKey(name, match, key)).recorded > 0 : undefined;
   const endpoint = routeEndpoint(route);
   const base = `${endpoint.method} ${withoutBetaMarker(endpoint.url)}`;
   const { headers: mine, origin } = partsAfter(route, endpoint);
   let other: string | undefined;
+  let otherName = '';
   let best = -1;
   for (const [name, r] of routes) {
     if (r.count === 0 || name === route) continue;
@@ -95,12 +98,18 @@ export function headersOnOtherRoute(route: string, routes: ReadonlyMap<string, {
     if (rank > best) {
       best = rank;
       other = theirs;
+      otherName = name;
     }
   }
   if (other === undefined) return undefined;
   // Values before the route: a long list of betas must not push them off the headline.
   const sent = mine === '' ? `no ${names(other)} sent` : `${mine.slice(2, -1)} sent`;
   const theirs = other === '' ? `without ${mine.includes(';') ? 'them' : 'it'}` : `with ${names(other) === names(mine) && !other.includes(';') ? other.slice(other.indexOf(':') + 2, -1) : other.slice(2, -1)}`;
+  // The request changed too (that route does not hold it): what changed comes first. A client
+  // may set such headers by itself for what the body asks (@ai-sdk/anthropic sends a beta with
+  // tools), so the headers alone would point at a header the user never wrote.
+  const body = best < 2 && bodyOn ? bodyOn(otherName) : undefined;
+  if (typeof body === 'string' && body) return `${body}; with it, ${sent}: recorded ${theirs} for ${base}`;
   return `${sent}; recorded ${theirs} for ${base}`;
 }
 
@@ -152,7 +161,7 @@ export function queryOnOtherRoute(route: string, routes: ReadonlyMap<string, { r
   const path = q < 0 ? endpoint.url : endpoint.url.slice(0, q);
   const { headers, origin } = partsAfter(route, endpoint);
   const mine = queryValues(q < 0 ? '' : endpoint.url.slice(q + 1));
-  let best: { theirs: Map<string, string>; differs: number } | undefined;
+  let best: { theirs: Map<string, string>; raw: string; differs: number } | undefined;
   for (const [name, r] of routes) {
     if (r.count === 0 || name === route) continue;
     const there = routeEndpoint(name);
@@ -164,7 +173,7 @@ export function queryOnOtherRoute(route: string, routes: ReadonlyMap<string, { r
     // The closest: the fewest names whose values differ.
     let differs = 0;
     for (const k of new Set([...mine.keys(), ...theirs.keys()])) if (mine.get(k) !== theirs.get(k)) differs++;
-    if (best === undefined || differs < best.differs) best = { theirs, differs };
+    if (best === undefined || differs < best.differs) best = { theirs, raw: tq < 0 ? '' : there.url.slice(tq + 1), differs };
   }
   if (best === undefined) return undefined;
   const at = `${endpoint.method} ${path}`;
@@ -178,7 +187,25 @@ export function queryOnOtherRoute(route: string, routes: ReadonlyMap<string, { r
     if (masked(a) && b === undefined) return `sent with the ${k === 'key' ? 'key' : `credential ${k}`} in the query (?${k}=), recorded without it (in a header?): send the ${k === 'key' ? 'key' : 'credential'} the way it was recorded, for ${at}`;
     diff.push(a === undefined ? `${k} not sent (recorded ${k}=${b})` : b === undefined ? `${k}=${a} sent (recorded without it)` : `${k}=${a} vs ${k}=${b} in the recordings`);
   }
+  if (diff.length === 0) return queryOrderDiffers(q < 0 ? '' : endpoint.url.slice(q + 1), best.raw, at);
   return `query differs: ${diff.slice(0, 3).join(', ')}${diff.length > 3 ? ', ...' : ''} for ${at}`;
+}
+
+/**
+ * The difference of two queries whose names and values compare equal (the first of each name):
+ * a recording is found by its query as sent, in its order (tapes already made are keyed so), so
+ * the same parameters in another order (`URLSearchParams({ order, limit })` against a recording
+ * of `?limit=5&order=asc`) are another request. Said with both queries and the fix, rather than
+ * an empty list of differences.
+ *
+ * @example
+ * queryOrderDiffers('order=asc&limit=5', 'limit=5&order=asc', 'GET /v1/models')
+ * // 'query differs only in the order of its parameters: sent ?order=asc&limit=5, recorded ?limit=5&order=asc for GET /v1/models; ...'
+ */
+function queryOrderDiffers(sent: string, recorded: string, at: string): string {
+  const sorted = (q: string) => (q === '' ? [] : q.split('&')).sort().join('&');
+  if (sorted(sent) !== sorted(recorded)) return `query differs: sent ?${sent}, recorded ?${recorded} (the same names and values, written otherwise: a repeated name or another encoding) for ${at}`;
+  return `query differs only in the order of its parameters: sent ?${sent}, recorded ?${recorded} for ${at}; a recording is found by its query in the order sent: send the parameters in the recorded order (a query built from an object follows its keys' order)`;
 }
 
 /** A query's names and values as meant (first of each name; masks compare as text; a piece with no `=` has ''). */
