@@ -49,7 +49,8 @@ export function detectFormat(file: string, text: string): { format: ImportFormat
   // Told by its bytes, as it is under a known name: a gzip file, a tape, UTF-16 text (a nock
   // chat.json saved by PowerShell) each have their own fix, and other binary data is none of the
   // formats (no JSON error quoting NUL bytes).
-  refuseBinary(file, text, undefined);
+  // (A tape given first is left to the caller, which says how to call import and export.)
+  if (!text.startsWith(TAPE_TEXT)) refuseBinary(file, text, undefined);
   const start = text.trimStart();
   // Nothing to tell a format by, and nothing any format could import: said as such, not as
   // "none of the formats".
