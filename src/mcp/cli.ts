@@ -35,6 +35,11 @@ Options:
                         longer than recorded the client may take to cancel it again
                         before it is a miss (default 2000)
   --redact-field NAME   Extra JSON field to redact in params and answers (repeatable)
+  --volatile-text RE    Leave matches of this regular expression in any string of a
+                        call's params out of its key (repeatable), e.g. a run's
+                        timestamp or random id: '\d{4}-\d{2}-\d{2}T[0-9:.]+Z'
+  --volatile-key NAME   Leave members of this name out of a call's key, at any depth
+                        of its params (repeatable)
   --keep-secrets        Store secrets as they are (tapes that never leave the machine)
   --no-fsync            Do not fsync each batch of records
   --chaos SPEC          Faults on demand for tool calls (docs/chaos.md): a comma list
@@ -73,6 +78,8 @@ const OPTIONS = {
   'shutdown-timeout': { type: 'string' },
   'cancel-grace': { type: 'string' },
   'redact-field': { type: 'string', multiple: true },
+  'volatile-text': { type: 'string', multiple: true },
+  'volatile-key': { type: 'string', multiple: true },
   'keep-secrets': { type: 'boolean' },
   'no-fsync': { type: 'boolean' },
   chaos: { type: 'string' },
@@ -149,6 +156,8 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     ...(shutdownTimeoutMs !== undefined ? { shutdownTimeoutMs } : {}),
     ...(cancelGraceMs !== undefined ? { cancelGraceMs } : {}),
     durable: values['no-fsync'] !== true,
+    ...(values['volatile-text'] ? { volatileText: values['volatile-text'] } : {}),
+    ...(values['volatile-key'] ? { volatileKeys: values['volatile-key'] } : {}),
     redact: { keepSecrets: values['keep-secrets'] === true, ...(values['redact-field'] ? { fields: values['redact-field'] } : {}) },
     // Secrets masked: a miss's message goes to the client, and an agent hands it to its model.
     recordCommand: `re-record: npx llm-tapedeck mcp --tape ${shownCommand([values.tape])} --mode record -- ${command.length ? shownCommand(command) : '<server command>'}`,

@@ -10,6 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { errorResponse, isNotification, isRequest, isResponse, MCP_ERROR, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.ts';
 import { McpSession, type McpTiming, type McpUpstream } from './session.ts';
 import { inProcessFix, McpTape, type McpTapeOptions } from './tape.ts';
+import { servedSession } from './sessions.ts';
 import { withoutTrailingSlashes } from '../store/upstream-prefix.ts';
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -382,8 +383,12 @@ export class McpHttpEndpoint {
       forward: {},
       session: undefined as unknown as McpSession,
     };
+    // Replay of a tape another entry point recorded (its records name their server).
+    const served = tape.records ? { session: 1, server: undefined } : servedSession(tape.sessionsOnTape());
     s.session = new McpSession({
       tape,
+      session: served.session,
+      ...(served.server !== undefined ? { server: served.server } : {}),
       // The upstream's path prefix, then the path the client used.
       ...(base ? { upstream: () => httpUpstream(`${withoutTrailingSlashes(base)}${path}`, this.opts.fetch, () => s.forward) } : {}),
       send: (m, related) => this.route(s, m, related),

@@ -11,11 +11,41 @@
  *   its `initialize` records are keyed again when a tape is opened ({@link mcpRecordKeys});
  * - in `notifications/cancelled`: `requestId` (the id of the cancelled request).
  *
- * Keys are computed from params as the client sent them, secrets included, so that two calls
- * that differ only in a secret (a token passed to a tool) are never merged; the tape stores
- * only the digest and the redacted params.
+ * Sessions key params as the tape stores them (src/mcp/session.ts): secrets masked under the
+ * tape's salt, with keyed masks, so two calls that differ only in a secret (a token passed to a
+ * tool) are still two calls, and a call a replayed agent makes with the masked secret its
+ * model's recording holds finds the recording made with the secret itself.
  */
 import { hashValue } from '../core/index.ts';
+import { VOLATILE_MARK } from '../providers/volatile-text.ts';
+
+/**
+ * What a session leaves out of its keys besides the rules above (docs/mcp.md, "Volatile
+ * values"): every match of `text` in a string of the params becomes `<volatile>`, and members
+ * named in `keys` are removed at any depth, as volatileText and volatileKeys do for the model's
+ * requests (docs/matching.md).
+ */
+export interface McpVolatile {
+  text: readonly RegExp[];
+  keys: ReadonlySet<string>;
+}
+
+/** The params with volatile values left out (the input itself when nothing changed). */
+function withoutVolatile(v: unknown, vol: McpVolatile): unknown {
+  if (typeof v === 'string') {
+    let out = v;
+    for (const re of vol.text) {
+      re.lastIndex = 0;
+      out = out.replace(re, VOLATILE_MARK);
+    }
+    return out;
+  }
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) return v.map((x) => withoutVolatile(x, vol));
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) if (!vol.keys.has(k)) out[k] = withoutVolatile(x, vol);
+  return out;
+}
 
 /** Version of the rules above; stored with each record. */
 export const MCP_KEY_VERSION = 2;
@@ -23,18 +53,19 @@ export const MCP_KEY_VERSION = 2;
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
- * The params that take part in the key (a copy; the input is not changed).
+ * The params that take part in the key (a copy; the input is not changed), with `volatile`
+ * values left out when given.
  *
  * @example
  * keyParams('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'a', version: '1' } })
  * // { protocolVersion: '2025-11-25', capabilities: {} }
  */
-export function keyParams(method: string, params: unknown): unknown {
+export function keyParams(method: string, params: unknown, volatile?: McpVolatile): unknown {
   if (!isObject(params)) return params ?? {};
   const { _meta: _drop, ...rest } = params;
   if (method === 'initialize') delete rest.clientInfo;
   if (method === 'notifications/cancelled') delete rest.requestId;
-  return rest;
+  return volatile && (volatile.text.length > 0 || volatile.keys.size > 0) ? withoutVolatile(rest, volatile) : rest;
 }
 
 /**
@@ -44,8 +75,8 @@ export function keyParams(method: string, params: unknown): unknown {
  * mcpKey('tools/call', { name: 'echo', arguments: { message: 'hi' }, _meta: { progressToken: 7 } })
  * // same as mcpKey('tools/call', { name: 'echo', arguments: { message: 'hi' } })
  */
-export function mcpKey(method: string, params: unknown): string {
-  return hashValue({ method, params: keyParams(method, params) });
+export function mcpKey(method: string, params: unknown, volatile?: McpVolatile): string {
+  return hashValue({ method, params: keyParams(method, params, volatile) });
 }
 
 /**
@@ -77,9 +108,10 @@ export function mcpContextKey(after: string, key: string): string {
 export function mcpRecordKeys(head: Readonly<Record<string, unknown>>, value: () => unknown): string | undefined {
   if (typeof head.key !== 'string') return undefined;
   if (head.keyVersion === MCP_KEY_VERSION || (typeof head.method === 'string' && head.method !== 'initialize')) return head.key;
-  const v = value() as { method?: unknown; request?: { params?: unknown } } | undefined;
+  const v = value() as { method?: unknown; request?: { params?: unknown }; session?: unknown; server?: unknown } | undefined;
   if (!isObject(v) || v.method !== 'initialize') return head.key;
-  return mcpKey('initialize', v.request?.params);
+  // Scoped to its session and server as it was stored (src/mcp/sessions.ts).
+  return mcpServerKey(mcpKey('initialize', v.request?.params), typeof v.session === 'number' ? v.session : 1, typeof v.server === 'string' ? v.server : undefined);
 }
 
 export { differenceCount, firstDifference } from '../match/json-difference.ts';
@@ -96,4 +128,18 @@ export { differenceCount, firstDifference } from '../match/json-difference.ts';
  */
 export function mcpSessionKey(key: string, session: number): string {
   return session <= 1 ? key : hashValue({ session, key });
+}
+
+/**
+ * The key of a message in a session whose server is known (`server`, the digest of its name:
+ * src/mcp/sessions.ts): scoped to the server and the session number, so two servers never share
+ * a recording, however their sessions are numbered (two `tapedeck mcp` processes on one tape are
+ * both session 1). Without a server, as {@link mcpSessionKey} (tapes of an older release, and
+ * `tapedeck serve`).
+ *
+ * @example
+ * mcpServerKey(mcpKey('tools/list', {}), 1, 'a1b2c3d4e5f60718') // the tools/list of that server's first session
+ */
+export function mcpServerKey(key: string, session: number, server: string | undefined): string {
+  return server === undefined ? mcpSessionKey(key, session) : hashValue({ server, session, key });
 }

@@ -31,16 +31,16 @@
  * replaces it, and when another session of its program first recorded the call at another place
  * (one server used twice, in two states: firstPlace).
  *
- * A later session of a program on one tape (McpSessionOptions.session, numbered by
- * src/mcp/sessions.ts) keys every message apart (mcpSessionKey): it neither replays nor replaces
- * another session's recordings.
+ * A session of a program on one tape (McpSessionOptions.session and server, from
+ * src/mcp/sessions.ts) keys every message apart (mcpServerKey): it neither replays nor replaces
+ * another session's, or another server's, recordings.
  */
 import { TapedeckError } from '../errors.ts';
 import { echoing } from '../store/echo-redact.ts';
 import type { Redactor } from '../store/redact.ts';
 import { MCP_RECORD_KIND, type McpAnswer, type McpEvent, type McpRecord } from '../store/records.ts';
 import { errorResponse, isNotification, isRequest, isResponse, MCP_ERROR, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest } from './jsonrpc.ts';
-import { MCP_KEY_VERSION, mcpContextKey, mcpKey, mcpSessionKey } from './key.ts';
+import { MCP_KEY_VERSION, mcpContextKey, mcpKey, mcpServerKey } from './key.ts';
 import { callLabel, type McpMiss, type McpPositions, type McpTape } from './tape.ts';
 import { cancelledAfter, cancelWaitMs, MCP_CANCEL_GRACE_MS, notCancelled, type McpCancelledRecord } from './cancelled.ts';
 import { MCP_RECORD_VERSION, sentMessage, wireBytes } from './wire.ts';
@@ -116,6 +116,12 @@ export interface McpSessionOptions {
    * in several states, each replay their own (tapeTransport numbers them, src/mcp/sessions.ts).
    */
   session?: number;
+  /**
+   * The digest of the session's server (src/mcp/sessions.ts): its keys are scoped to it and its
+   * records carry it, so a session replays only its own server's recordings. Unset: keyed by the
+   * session number alone (tapes of an older release, `tapedeck serve`).
+   */
+  server?: string;
   /**
    * Record mode: false when another session of the program on this tape first recorded `key`
    * elsewhere than `at` (its context key; the first recording is noted): the call is then stored
@@ -657,6 +663,8 @@ export class McpSession {
       ...(cancelledMs !== undefined ? { cancelled: { ms: cancelledMs } } : {}),
       // Which session of its program made it, for a later one (its key is scoped to it).
       ...(this.ordinal > 1 ? { session: this.ordinal } : {}),
+      // Which server: the session is told by it when replayed (its keys are scoped to it).
+      ...(this.opts.server !== undefined ? { server: this.opts.server } : {}),
     };
     const turn = ex.turn;
     if (!turn) return this.tape.append(rec);
@@ -676,9 +684,24 @@ export class McpSession {
   // Replay: answer from the tape
   // ------------------------------------------------------------------------------------------
 
-  /** The key of a client message in this session (its plain key, scoped to a later session). */
+  /**
+   * The key of a client message in this session (its plain key, scoped to its server and number),
+   * from its params as the tape stores them: secrets masked under the tape's salt (keyed masks,
+   * so two secrets stay two calls). A replayed agent sends its tools what its model's recorded
+   * answer holds, a masked key: that call finds the recording made with the key itself.
+   */
   private keyOf(method: string, params: unknown): string {
-    return mcpSessionKey(mcpKey(method, params), this.ordinal);
+    return mcpServerKey(mcpKey(method, params === undefined ? undefined : this.tape.redactor.value(params), this.tape.volatile), this.ordinal, this.opts.server);
+  }
+
+  /** The key an earlier release gave the message: from its params as sent, secrets included. */
+  private sentKeyOf(method: string, params: unknown): string {
+    return mcpServerKey(mcpKey(method, params, this.tape.volatile), this.ordinal, this.opts.server);
+  }
+
+  /** Which recordings are this session's: its number and its server (McpTape.miss lists only theirs). */
+  private get scope(): { session: number; server: string | undefined } {
+    return { session: this.ordinal, server: this.opts.server };
   }
 
   private async replayMessage(m: JsonRpcMessage & { method: string }): Promise<void> {
@@ -687,6 +710,11 @@ export class McpSession {
     const at = this.place(m.method, key);
     // A recording made at this place of this session's history first (see the top of this file).
     let rec = this.tape.next(at, false, this.positions) ?? this.tape.next(key, false, this.positions);
+    // A recording keyed by an earlier release, from params that held a secret as sent.
+    if (!rec) {
+      const sent = this.sentKeyOf(m.method, params);
+      if (sent !== key) rec = this.tape.next(sent, false, this.positions);
+    }
     // A fleet on one Redis store sees each other's recordings.
     if (!rec && (await this.tape.refresh(at).catch(() => false))) rec = this.tape.next(at, false, this.positions);
     if (!rec && (await this.tape.refresh(key).catch(() => false))) rec = this.tape.next(key, false, this.positions);
@@ -701,7 +729,7 @@ export class McpSession {
         this.after(() => this.opts.send({ jsonrpc: '2.0', id, result: {} }, id));
         return;
       }
-      const miss = this.tape.miss(m.method, params, key, this.positions);
+      const miss = this.tape.miss(m.method, params, key, this.positions, this.scope);
       (this.opts.onMiss ?? ((r: string) => process.stderr.write(`${r}\n`)))(miss.report, miss);
       if (id !== undefined) this.after(() => this.opts.send(errorResponse(id, MCP_ERROR.miss, `tapedeck miss: ${miss.message}`, { tapedeck: { method: m.method, call: miss.label, report: miss.report } }), id));
       return;
@@ -836,7 +864,7 @@ export class McpSession {
   }
 
   private answerMiss(rec: McpRecord, ev: Extract<McpEvent, { request: unknown }>, id: JsonRpcId | undefined, difference: string): false {
-    const miss = this.tape.miss(rec.method, rec.request.params, rec.key, this.positions);
+    const miss = this.tape.miss(rec.method, rec.request.params, rec.key, this.positions, this.scope);
     miss.message = miss.message.replace(/^[^;\n]*/, `${miss.label}: ${difference}`);
     miss.report = `tapedeck: MCP miss in ${this.tape.location}: ${miss.label}: ${difference}\n  server request: ${ev.request.method}\n  recorded answer: ${JSON.stringify(ev.answer).slice(0, 200)}`;
     (this.opts.onMiss ?? ((r: string) => process.stderr.write(`${r}\n`)))(miss.report, miss);

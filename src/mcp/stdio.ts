@@ -8,6 +8,7 @@ import type { Readable, Writable } from 'node:stream';
 import { TapedeckError } from '../errors.ts';
 import type { JsonRpcMessage } from './jsonrpc.ts';
 import { readLines } from './lines.ts';
+import { programSession } from './sessions.ts';
 import { MCP_SHUTDOWN_GRACE_MS, McpSession, type McpTiming, type McpUpstream } from './session.ts';
 import { McpTape, type McpTapeOptions } from './tape.ts';
 import type { ChaosOptions } from '../chaos/options.ts';
@@ -135,17 +136,24 @@ export async function runStdio(opts: RunStdioOptions): Promise<number> {
   let finish!: () => void;
   const done = new Promise<void>((r) => (finish = r));
   const server = opts.server;
+  // The process's one session, told by its server (the command after --, when given: the same
+  // name tapeTransport gives a StdioClientTransport of that command), so that two processes given
+  // one tape each replay their own server's recordings (src/mcp/sessions.ts).
+  const program = programSession(tape.location, undefined, tape.mode, undefined, server ? `stdio ${JSON.stringify([server.command, ...(server.args ?? [])])}` : undefined, () => tape.sessionsOnTape());
   let session: McpSession;
   try {
     session = newSession();
   } catch (e) {
     // Chaos refused in this mode: the tape opened for nothing is closed untouched.
+    program.end();
     await tape.close({ abandon: true });
     throw e;
   }
   function newSession(): McpSession {
     return new McpSession({
     tape,
+    session: program.session,
+    ...(program.server !== undefined ? { server: program.server } : {}),
     ...(server ? { upstream: () => stdioUpstream(server, stderr) } : {}),
     // The server is the session: once it is gone, so is tapedeck (exit 1), and the messages
     // still on stdin get its error rather than a server started again.
@@ -189,6 +197,7 @@ export async function runStdio(opts: RunStdioOptions): Promise<number> {
   else opts.stop?.addEventListener('abort', onStop, { once: true });
   await done;
   await session.close();
+  program.end();
   opts.stop?.removeEventListener('abort', onStop);
   const report = await tape.close({ abandon: false });
   // A run that stored nothing (a server that never answered) names no tape as recorded to: the

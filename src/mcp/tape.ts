@@ -10,8 +10,10 @@ import type { TapeMode } from '../store/mode.ts';
 import type { CloseReport, RecordKind } from '../store/collection.ts';
 import { MCP_RECORD_KIND, mcpRecords, type McpRecord } from '../store/records.ts';
 import { appendFailureCause, openSessionCollection, SessionTape, sessionTapeMode, type SessionTapeOptions } from '../store/session-tape.ts';
-import { differenceCount, firstDifference, keyParams, mcpRecordKeys } from './key.ts';
+import { differenceCount, firstDifference, keyParams, mcpRecordKeys, type McpVolatile } from './key.ts';
+import { volatilePatterns } from '../providers/volatile-text.ts';
 import { mcpUsageMark } from './usage-mark.ts';
+import type { TapeSessions } from './sessions.ts';
 
 /** Options of an MCP tape, shared by every entry point. */
 export interface McpTapeOptions extends SessionTapeOptions {
@@ -19,6 +21,24 @@ export interface McpTapeOptions extends SessionTapeOptions {
   strictOrder?: boolean;
   /** How to record again, in the words of the entry point (shown with every miss). */
   recordCommand?: string;
+  /**
+   * Regular expressions (or their sources) whose matches in any string of a call's params are
+   * left out of its key, as for the model's requests (docs/matching.md, "Volatile text"):
+   * `[VOLATILE_PATTERNS.isoTimestamp, VOLATILE_PATTERNS.uuid]`.
+   */
+  volatileText?: readonly (RegExp | string)[];
+  /** Member names left out of a call's key at any depth of its params (a `nonce`, a `requestId`). */
+  volatileKeys?: readonly string[];
+}
+
+/** The volatile options as keying takes them; E_ARG for a bad pattern or list. */
+function volatileOf(opts: McpTapeOptions): McpVolatile | undefined {
+  const text = volatilePatterns(opts.volatileText);
+  const keys = opts.volatileKeys;
+  if (keys !== undefined && (!Array.isArray(keys) || keys.some((k) => typeof k !== 'string'))) {
+    throw new TapedeckError('E_ARG', `volatileKeys must be an array of member names; got ${JSON.stringify(keys)}.`, { hint: "e.g. { volatileKeys: ['nonce'] } (tapedeck mcp --volatile-key nonce)." });
+  }
+  return text.length > 0 || (keys?.length ?? 0) > 0 ? { text, keys: new Set(keys ?? []) } : undefined;
 }
 
 /**
@@ -55,6 +75,12 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
 
 /** What names a tool or a prompt call (`params.name`), as keyed: calls of other names are other calls. */
 const nameOf = (params: unknown): string | undefined => (isObject(params) && typeof params.name === 'string' ? params.name : undefined);
+
+/** Which session of which server a record is of (session 1, and no server, when it does not say). */
+const scopeOf = (value: unknown): { session: number; server: string | undefined } => {
+  const v = value as { session?: unknown; server?: unknown };
+  return { session: typeof v.session === 'number' && Number.isInteger(v.session) && v.session > 1 ? v.session : 1, server: typeof v.server === 'string' ? v.server : undefined };
+};
 
 const EXAMPLE = 'tapedeck mcp --tape tapes/server.tape -- <server command>';
 
@@ -107,10 +133,13 @@ export class McpTape extends SessionTape<McpRecord> {
    */
   readonly claimed = new Set<string>();
   private readonly opts: McpTapeOptions;
+  /** What the keys of this tape's sessions leave out (volatileText, volatileKeys). */
+  readonly volatile: McpVolatile | undefined;
 
   private constructor(opts: McpTapeOptions, opened: Awaited<ReturnType<typeof openSessionCollection<McpRecord>>>) {
     super(opts, opened);
     this.opts = opts;
+    this.volatile = volatileOf(opts);
   }
 
   /**
@@ -123,6 +152,7 @@ export class McpTape extends SessionTape<McpRecord> {
 
   /** Resolves the mode and checks the options without opening anything. */
   static check(opts: McpTapeOptions): TapeMode {
+    volatileOf(opts);
     return sessionTapeMode(opts, EXAMPLE);
   }
 
@@ -189,29 +219,38 @@ export class McpTape extends SessionTape<McpRecord> {
     return rec;
   }
 
-  private sessionsHeld: number | undefined;
+  private sessionsHeld: TapeSessions | undefined;
 
   /**
-   * The highest session number the tape holds (1 when its recordings are all of first sessions,
-   * as every tape one session wrote, or written before sessions were numbered): how many sessions
-   * of a program replay apart (src/mcp/sessions.ts). Read once, from the recordings loaded.
+   * What the tape holds of its sessions: each session (its number, and the digest of its server
+   * when its records name it), in the order first met; the highest number (0 on an empty tape);
+   * whether any record names its server. How a program's sessions find theirs
+   * (src/mcp/sessions.ts). Read once, from the recordings loaded.
    *
    * @example
-   * tape.sessions() // 2: a program's second session (another server) is on the tape
+   * tape.sessionsOnTape().slots // [{ session: 1, server: 'a1b2…' }, { session: 2, server: 'c3d4…' }]
    */
-  sessions(): number {
+  sessionsOnTape(): TapeSessions {
     if (this.sessionsHeld !== undefined) return this.sessionsHeld;
-    let n = 1;
+    const held: TapeSessions = { any: false, told: false, max: 0, slots: [] };
+    const seen = new Set<string>();
     try {
       for (const { value } of this.col?.entries() ?? []) {
-        const s = (value as { session?: unknown }).session;
-        if (typeof s === 'number' && Number.isInteger(s) && s > n) n = s;
+        const { session: s, server } = scopeOf(value);
+        held.any = true;
+        if (server !== undefined) held.told = true;
+        held.max = Math.max(held.max, s);
+        const name = `${s}\0${server ?? ''}`;
+        if (!seen.has(name)) {
+          seen.add(name);
+          held.slots.push({ session: s, server });
+        }
       }
     } catch {
-      // A damaged record: said where it is served; the numbers read so far stand.
+      // A damaged record: said where it is served; the sessions read so far stand.
     }
-    this.sessionsHeld = n;
-    return n;
+    this.sessionsHeld = held;
+    return held;
   }
 
   /** Whether others write the store while this tape is open (Redis): see {@link refresh}. */
@@ -286,11 +325,13 @@ export class McpTape extends SessionTape<McpRecord> {
   /**
    * The miss for a client message no recording answers: what differs from the closest
    * recording of the same call (the same method, and for a tool or a prompt the same name: a
-   * call to another tool is no recording of this one), and how to record it.
+   * call to another tool is no recording of this one), and how to record it. `scope`: the
+   * session's number and server; only its recordings are looked at (another session's are never
+   * served to it, so they are no clue).
    */
-  miss(method: string, params: unknown, key: string, positions?: McpPositions): McpMiss {
+  miss(method: string, params: unknown, key: string, positions?: McpPositions, scope?: { session: number; server: string | undefined }): McpMiss {
     const label = callLabel(method, params);
-    const got = keyParams(method, this.redactor.value(params));
+    const got = keyParams(method, this.redactor.value(params), this.volatile);
     const { recorded, served } = this.count(key, positions);
     if (this.col && !this.col.exists) return this.missOf(method, params, key, `${label}: no tape at ${this.location}`);
     if (recorded > 0) return this.missOf(method, params, key, `${label} was called ${served + 1} times, recorded ${recorded}`);
@@ -299,11 +340,19 @@ export class McpTape extends SessionTape<McpRecord> {
     let total = 0;
     let sameMethod = 0;
     const otherNames = new Set<string>();
+    let others = 0;
     for (const { value } of this.col?.entries() ?? []) {
+      if (scope !== undefined) {
+        const theirs = scopeOf(value);
+        if (theirs.session !== scope.session || theirs.server !== scope.server) {
+          others++;
+          continue;
+        }
+      }
       total++;
       if (value.method !== method) continue;
       sameMethod++;
-      const theirs = keyParams(method, value.request.params);
+      const theirs = keyParams(method, value.request.params, this.volatile);
       if (name !== undefined && nameOf(theirs) !== name) {
         otherNames.add(String(nameOf(theirs)));
         continue;
@@ -317,8 +366,13 @@ export class McpTape extends SessionTape<McpRecord> {
       const list = names.length > 5 ? `${names.slice(0, 5).join(', ')}, …` : names.join(', ');
       return this.missOf(method, params, key, `${label}: no recording of ${name} (${method} recorded: ${list})`);
     }
+    if (!best && total === 0 && others > 0) {
+      // Nothing of this session at all: its server was not recorded on this tape (another
+      // server's sessions are there, and are never served to it).
+      return this.missOf(method, params, key, `${label}: this session's server has no session on the tape (it holds ${others} recording${others === 1 ? '' : 's'} of other servers' or other sessions')`);
+    }
     if (!best) return this.missOf(method, params, key, `${label}: no recording of ${method} (${total} recording${total === 1 ? '' : 's'} of other methods)`);
-    const d = firstDifference(got, keyParams(method, best.rec.request.params));
+    const d = firstDifference(got, keyParams(method, best.rec.request.params, this.volatile));
     const at = d ? `params.${d.path}` : 'params';
     return this.missOf(
       method,

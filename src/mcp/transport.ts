@@ -1,8 +1,9 @@
 /**
  * Record and replay at an MCP SDK client Transport, in process: no child process, no port. The
  * wrapper is itself a Transport (structurally: the SDK is not needed at run time), so a Client
- * connects to it as to the transport it wraps. In replay the wrapped transport is never started
- * (a StdioClientTransport spawns nothing, an HTTP one connects nowhere).
+ * connects to it as to the transport it wraps. In replay the wrapped transport is made (it names
+ * its server) but never started (a StdioClientTransport spawns nothing, an HTTP one connects
+ * nowhere).
  */
 import { TapedeckError } from '../errors.ts';
 import type { JsonRpcMessage } from './jsonrpc.ts';
@@ -51,14 +52,15 @@ export interface TapeTransportOptions extends McpTapeOptions {
   chaos?: ChaosOptions;
   /**
    * Which session of the program on this tape this is, from 1 (docs/mcp.md, "Several sessions
-   * on one tape"). Default: numbered by tapedeck (by server when recording, in the order they
-   * start when replaying); give it when a program opens its sessions in an order that varies.
+   * on one tape"). Default: told by its server (the wrapped transport's command or URL) and
+   * numbered by tapedeck; give it when the server's name differs from the recording's (paths of
+   * another machine) and the program opens its sessions in an order that varies.
    */
   session?: number;
 }
 
 /** A taped Transport: a Transport, and the tape behind it for counters and misses. */
-const TRANSPORT_OPTIONS = optionNames<TapeTransportOptions>()(['tape', 'mode', 'redact', 'durable', 'onWarning', 'run', 'test', 'strictOrder', 'recordCommand', 'timing', 'timeoutMs', 'shutdownTimeoutMs', 'cancelGraceMs', 'onMiss', 'chaos', 'session']);
+const TRANSPORT_OPTIONS = optionNames<TapeTransportOptions>()(['tape', 'mode', 'redact', 'durable', 'onWarning', 'run', 'test', 'strictOrder', 'recordCommand', 'timing', 'timeoutMs', 'shutdownTimeoutMs', 'cancelGraceMs', 'onMiss', 'chaos', 'session', 'volatileText', 'volatileKeys']);
 
 export interface TapeTransport extends McpTransportLike {
   /** Resolves to the open tape (after start()). */
@@ -92,8 +94,8 @@ function transportUpstream(inner: McpTransportLike | (() => McpTransportLike), m
 
 /**
  * Wraps a client Transport of `@modelcontextprotocol/sdk` so the Client's exchanges are recorded
- * to a tape, or answered from it. Give the transport itself, or a function that makes it (then
- * nothing is even constructed in replay). `tape.close()` happens in the transport's close().
+ * to a tape, or answered from it. Give the transport itself, or a function that makes it (in
+ * replay it is called, to name the server, but the transport is never started). `tape.close()` happens in the transport's close().
  *
  * @example
  * import { Client } from '@modelcontextprotocol/sdk/client/index.js'
@@ -141,13 +143,13 @@ export function tapeTransport(inner: McpTransportLike | (() => McpTransportLike)
       // In process there is no command line: a miss names the option that records, and the tape.
       const where = typeof opts.tape === 'string' ? opts.tape : opts.tape?.location;
       opened = await McpTape.open({ ...opts, mode, recordCommand: opts.recordCommand ?? `${inProcessFix('tapeTransport(transport, { tape, mode: ', opts.mode)}${where ? ` (tape: ${where})` : ''}` });
-      resolveTape(opened);
       const tapeNow = opened;
-      // Recording makes the transport anyway (at the first message): made now, it names its
-      // server, which numbers this session among the program's (src/mcp/sessions.ts). A
-      // factory that throws is called again then, and its error answers that message as before.
+      // The transport is made now (never started in replay): it names its server, which tells
+      // this session among the program's (src/mcp/sessions.ts). Recording makes it anyway, at the
+      // first message. A factory that throws names no server; recording calls it again then,
+      // and its error answers that message as before.
       let made: McpTransportLike | undefined = typeof inner === 'object' ? inner : undefined;
-      if (typeof inner === 'function' && tapeNow.mode === 'record' && opts.session === undefined) {
+      if (typeof inner === 'function') {
         try {
           made = inner();
         } catch {
@@ -158,12 +160,22 @@ export function tapeTransport(inner: McpTransportLike | (() => McpTransportLike)
         await tapeNow.close({ abandon: true });
         throw new TapedeckError('E_ARG', `tapeTransport: session must be a whole number from 1, got ${JSON.stringify(opts.session)}.`, { hint: 'Number the sessions of your program 1, 2, … in the order it opens them (docs/mcp.md, "Several sessions on one tape"), or leave session out.' });
       }
-      program = programSession(tapeNow.location, opts.test, tapeNow.mode, opts.session, serverOf(made), () => tapeNow.sessions());
+      program = programSession(opened.location, opts.test, opened.mode, opts.session, serverOf(made), () => opened!.sessionsOnTape());
+      if (mode === 'once' && opened.mode === 'replay' && !program.onTape) {
+        // `once` records what the tape does not have: here, anything of this session's server
+        // (another server's sessions are on it, never served to this one).
+        program.end();
+        await opened.close({ abandon: true });
+        opened = await McpTape.open({ ...opts, mode: 'record', recordCommand: opts.recordCommand ?? `${inProcessFix('tapeTransport(transport, { tape, mode: ', opts.mode)}${where ? ` (tape: ${where})` : ''}` });
+        program = programSession(opened.location, opts.test, opened.mode, opts.session, serverOf(made), () => opened!.sessionsOnTape());
+      }
+      resolveTape(opened);
       try {
         session = new McpSession({
           tape: opened,
           ...(inner ? { upstream: () => transportUpstream(inner, made) } : {}),
           session: program.session,
+          ...(program.server !== undefined ? { server: program.server } : {}),
           firstPlace: program.firstPlace,
           send: deliver,
           timing: opts.timing,

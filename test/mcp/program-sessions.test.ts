@@ -121,11 +121,16 @@ describe('sessions of one program on one MCP tape', { timeout: 60_000 }, () => {
 
   it('a tape whose sessions were not numbered (an older release) replays a second session as before, with no miss', async () => {
     const tape = join(tmp('program-old'), 'old.tape');
-    // Both sessions as session 1: keyed and stored as an older release stored every session.
+    // Both sessions as session 1, of transports that do not name their server: keyed and stored
+    // as an older release stored every session (no record names its server).
+    const unnamed = (make: () => StdioClientTransport) => () => {
+      const t = make();
+      return { start: () => t.start(), send: (m: never) => t.send(m), close: () => t.close(), set onmessage(f: never) { t.onmessage = f; }, set onclose(f: never) { t.onclose = f; }, set onerror(f: never) { t.onerror = f; } };
+    };
     const m = new Client({ name: 'agent', version: '1' });
     const e = new Client({ name: 'agent', version: '1' });
-    await m.connect(tapeTransport(memory(memoryFile()), { tape, mode: 'record', session: 1 }));
-    await e.connect(tapeTransport(everything, { tape, mode: 'record', session: 1 }));
+    await m.connect(tapeTransport(unnamed(memory(memoryFile())), { tape, mode: 'record', session: 1 }));
+    await e.connect(tapeTransport(unnamed(everything), { tape, mode: 'record', session: 1 }));
     const first = await seen(m);
     await seen(e);
     await m.close();
