@@ -25,10 +25,15 @@ const NAMES: Readonly<Record<string, string>> = {
 };
 
 /**
- * The shape a stored request reads as, or undefined when it reads as none (a request the cache
- * keyed with options of its own: nothing to compare, so nothing refused).
+ * The shape a request reads as, as given (not as normalized: LangChain message instances and
+ * their stored JSON both read as generic, where their normalized view reads as chat), or
+ * undefined when it reads as none (nothing to compare, so nothing refused). Both sides of a
+ * comparison are read this way.
+ *
+ * @example
+ * shapeOf({ model: 'm', input: 'hi' }) // 'openai-responses'
  */
-function shapeOf(request: unknown): Provider | undefined {
+export function shapeOf(request: unknown): Provider | undefined {
   try {
     return detectProvider(request);
   } catch {
@@ -41,18 +46,22 @@ const shapes = new WeakMap<object, Provider | undefined>();
 
 /**
  * The shape `recorded` (a stored request) was made with, when it is another than `sent` (the
- * shape the request being served was read as); undefined when they agree or cannot be told.
+ * shape the request being served reads as, by shapeOf); undefined when they agree or cannot be
+ * told.
  *
  * @example
  * otherShape({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }, 'openai-responses') // 'openai-chat'
  */
-export function otherShape(recorded: unknown, sent: Provider): Provider | undefined {
+export function otherShape(recorded: unknown, sent: Provider | undefined): Provider | undefined {
+  if (sent === undefined) return undefined;
   let shape: Provider | undefined;
   if (recorded !== null && typeof recorded === 'object') {
     if (shapes.has(recorded)) shape = shapes.get(recorded);
     else shapes.set(recorded, (shape = shapeOf(recorded)));
   } else shape = shapeOf(recorded);
-  return shape !== undefined && shape !== sent ? shape : undefined;
+  // A generic body says no API (LangChain messages as given or as their stored JSON, a custom
+  // shape): it is served to any, as the key says.
+  return shape !== undefined && shape !== sent && shape !== 'generic' && sent !== 'generic' ? shape : undefined;
 }
 
 /**

@@ -53,7 +53,7 @@ import { checkHooks, runCacheHook, type CacheHook } from './hooks.ts';
 import type { TapeLockOptions } from './tape-file.ts';
 import { CACHE_MARK_FIELDS, cacheUsageMark } from './cache-usage-mark.ts';
 import { CacheTurns, turnTimeout, type CacheTurn } from './cache-turns.ts';
-import { otherShape, shapeName } from './cache-shape.ts';
+import { otherShape, shapeName, shapeOf } from './cache-shape.ts';
 
 export type { ReplayPutOptions, ReplayRecord } from './records.ts';
 
@@ -373,8 +373,9 @@ export class ReplayCache {
     // The recording ahead must have been made with this request's API (./cache-shape.ts): in
     // update mode too, whose new recording would come after it and never be served.
     const ahead = this.col.upcoming(keys.key);
-    const recordedShape = ahead === undefined ? undefined : otherShape(ahead.request, keys.provider);
-    if (recordedShape !== undefined) throw this.shapeMiss(request, keys, recordedShape);
+    const sentShape = ahead === undefined ? undefined : shapeOf(request);
+    const recordedShape = ahead === undefined ? undefined : otherShape(ahead.request, sentShape);
+    if (recordedShape !== undefined) throw this.shapeMiss(request, keys, sentShape!, recordedShape);
     const record = this.col.next(keys.key);
     if (record && this.hooks.beforeReplay) {
       const r = runCacheHook('beforeReplay', this.hooks.beforeReplay, record.request, record.value);
@@ -571,12 +572,12 @@ export class ReplayCache {
    * diagnosis (`closest`, `fixes`, the full `report`).
    */
   /** The miss of a request whose recording was made with another API (see otherShape). */
-  private shapeMiss(request: unknown, keys: RequestKeys, recorded: string): TapedeckError {
+  private shapeMiss(request: unknown, keys: RequestKeys, sent: string, recorded: string): TapedeckError {
     const entry = this.missEntry();
     // Only record mode replaces the old API's recording; update would add one after it.
     const fix = recordHow(entry).replace('TAPEDECK_MODE=update', 'TAPEDECK_MODE=record');
     // Short, the recorded API first: a headline is clipped at its end.
-    const difference = `recorded with another API (${shapeName(recorded)}), this request is ${shapeName(keys.provider)}`;
+    const difference = `recorded with another API (${shapeName(recorded)}), this request is ${shapeName(sent)}`;
     return cacheMiss(missHeadline(difference, fix), fix, {
       file: this.path,
       key: keys.key,

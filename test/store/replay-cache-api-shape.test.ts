@@ -95,5 +95,8 @@ describe('ReplayCache and the API a recording was made with', () => {
     expect(otherShape(chat, 'openai-responses')).toBe('openai-chat');
     expect(otherShape({ nothing: 1 }, 'openai-chat')).toBeUndefined();
     expect(otherShape('text', 'openai-chat')).toBeUndefined();
+    // A generic body (LangChain messages as given, or their stored JSON) names no API.
+    expect(otherShape({ model: 'm', messages: [{ lc: 1, type: 'constructor', id: ['langchain_core', 'messages', 'HumanMessage'], kwargs: { content: 'hi' } }] }, 'openai-chat')).toBeUndefined();
+    expect(otherShape(chat, 'generic')).toBeUndefined();
   });
 });
