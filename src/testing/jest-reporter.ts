@@ -11,6 +11,16 @@ import { endRun, notPruning, startRun } from './runner.ts';
 /** What the reporter reads of jest's global config (jest's own type is not a dependency). */
 interface JestGlobalConfig {
   testNamePattern?: string;
+  /** Jest 30's file patterns (`npx jest chat/`); jest 29 has `testPathPattern`. */
+  testPathPatterns?: { patterns?: readonly string[] } | readonly string[];
+  testPathPattern?: string;
+  nonFlagArgs?: readonly string[];
+  onlyChanged?: boolean;
+  onlyFailures?: boolean;
+  findRelatedTests?: boolean;
+  changedSince?: string;
+  lastCommit?: boolean;
+  shard?: unknown;
 }
 
 /** What the reporter reads of jest's aggregated results. */
@@ -38,6 +48,20 @@ function completeFiles(config: JestGlobalConfig | undefined, results: JestResult
   return (results?.testResults ?? [])
     .filter((f) => f.testFilePath && !f.testExecError && (f.testResults ?? []).length > 0 && (f.testResults ?? []).every((t) => t.status === 'passed'))
     .map((f) => f.testFilePath!);
+}
+
+/**
+ * Whether the run was of every test file of the project: no file patterns, no -t, no run of
+ * changed, related or failed files only, no shard; and every file ran whole (`complete`). Then
+ * the tape folders of test files that no longer exist are judged too.
+ *
+ * @example
+ * wholeProject({}, { testResults: [{}] }, 1) // true
+ */
+function wholeProject(config: JestGlobalConfig | undefined, results: JestResults | undefined, complete: number): boolean {
+  if (!config || !results || complete === 0 || complete !== (results.testResults ?? []).length) return false;
+  const patterns = Array.isArray(config.testPathPatterns) ? config.testPathPatterns : ((config.testPathPatterns as { patterns?: readonly string[] } | undefined)?.patterns ?? []);
+  return !config.testNamePattern && patterns.length === 0 && !config.testPathPattern && !config.nonFlagArgs?.length && !config.onlyChanged && !config.onlyFailures && !config.findRelatedTests && !config.changedSince && !config.lastCommit && !config.shard;
 }
 
 /**
@@ -77,7 +101,9 @@ export default class TapedeckJestReporter {
   }
 
   async onRunComplete(_contexts?: unknown, results?: JestResults): Promise<void> {
-    this.failure = await endRun(this.runDir, this.options.testCommand ?? 'npx jest', undefined, whyNotPruneJest(this.globalConfig, results), { files: completeFiles(this.globalConfig, results) });
+    const files = completeFiles(this.globalConfig, results);
+    // On stderr, as jest's own reporters write: stdout may carry `jest --json`'s report.
+    this.failure = await endRun(this.runDir, this.options.testCommand ?? 'npx jest', (s) => void process.stderr.write(`${s}\n`), whyNotPruneJest(this.globalConfig, results), { files, wholeProject: wholeProject(this.globalConfig, results, files.length) });
   }
 
   /** Why the run fails (calls made after their test ended), if it does. */

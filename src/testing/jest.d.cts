@@ -15,7 +15,7 @@ declare namespace tapedeckJest {
   }
   /** The running test's tape; throws outside a test. */
   function tape(): TestTape;
-  /** Options of the tapes opened from now on (every test tape option, `dir`, `name`). */
+  /** Options of the tapes opened from now on (every test tape option, `dir`, `name`, `testCommand`). */
   function configureTapes(options: Record<string, unknown>): void;
 }
 export = tapedeckJest;

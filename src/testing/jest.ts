@@ -21,13 +21,13 @@
  * })
  */
 import { failedWithTapeError } from './miss.ts';
-import { beginTest, configureTapes, endTest, tape } from './runner.ts';
+import { beginTest, CLOSE_HOOK_TIMEOUT_MS, configureTapes, endTest, tape } from './runner.ts';
 
 export { configureTapes, tape, type RunnerTapeOptions } from './runner.ts';
 
 interface JestGlobals {
   beforeEach?: (fn: () => unknown) => void;
-  afterEach?: (fn: () => unknown) => void;
+  afterEach?: (fn: () => unknown, timeout?: number) => void;
   expect?: { getState(): { testPath?: string; currentTestName?: string } };
 }
 
@@ -49,7 +49,9 @@ if (typeof g.beforeEach === 'function' && typeof g.afterEach === 'function' && g
   g.afterEach(async () => {
     const failure = await endTest();
     if (failure && !failedWithTapeError(runningTestErrors())) throw failure;
-  });
+    // jest's default hook timeout (its test timeout, 5 s) would fail this hook before a bounded
+    // close ends, and the tape would be written after the run's summary.
+  }, CLOSE_HOOK_TIMEOUT_MS);
 }
 
 /**

@@ -17,7 +17,7 @@
 import { failedWithTapeError, SKIPPED_AFTER_MISS } from './miss.ts';
 import { writeFileNote } from './run-report.ts';
 import { nthOfEach } from './test-identity.ts';
-import { beginTest, configuredTapeFolder, endRun, endTest, missFailure, notPruning, runningCallsSettled, startRun } from './runner.ts';
+import { beginTest, CLOSE_HOOK_TIMEOUT_MS, configuredTapeFolder, endRun, endTest, missFailure, notPruning, runningCallsSettled, startRun } from './runner.ts';
 
 export { configureTapes, tape, type RunnerTapeOptions } from './runner.ts';
 
@@ -38,6 +38,8 @@ interface MochaContext {
   /** In a test's function: the test running (mocha's Context sets it). */
   test?: MochaTest;
   tape?: unknown;
+  /** The running hook's or test's timeout (mocha's Context): read without an argument, set with one. */
+  timeout?(ms?: number): unknown;
 }
 
 /** Per root suite: each test's place among the tests of its file with the same title path (1: the first). */
@@ -156,6 +158,11 @@ export const mochaHooks = {
     if (t && !opened.has(t)) return;
     if (t) opened.delete(t);
     this.tape = undefined;
+    // mocha's hook timeout (2 s by default) would fail this hook before a bounded close ends
+    // (a call still waiting for the upstream), and mocha would skip the rest of the suite. No
+    // timeout (0) stays none.
+    const limit = this.timeout?.();
+    if (typeof limit === 'number' && limit > 0 && limit < CLOSE_HOOK_TIMEOUT_MS) this.timeout?.(CLOSE_HOOK_TIMEOUT_MS);
     // Still pending after a miss: the test skipped itself where its wrapper could not fail it (a
     // done-style test's this.skip() ends it at once; a user's beforeEach hook that skips). A
     // failing after-each hook would skip the rest of the suite: the run fails for it instead,

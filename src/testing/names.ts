@@ -57,7 +57,7 @@ export function slug(name: string): string {
  * the file a migration to TypeScript replaces: the TypeScript file keeps the folder, and in a
  * migration replays what the JavaScript file recorded there), then as written here.
  */
-const SCRIPT_EXTS = ['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'] as const;
+export const SCRIPT_EXTS = ['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs'] as const;
 
 /** A file's place in SCRIPT_EXTS (another extension comes after them all). */
 const extRank = (ext: string): number => {

@@ -5,10 +5,10 @@
  * of which ran tells whose its default tape folder is: a tape there that no test of the run
  * opened is a stale candidate, reported as unused and removed by the documented prune.
  */
-import { existsSync, unlinkSync } from 'node:fs';
+import { existsSync, readdirSync, unlinkSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { readTape, withTapeLock } from '../store/tape-file.ts';
-import { namesakes, tapeStem } from './names.ts';
+import { namesakes, SCRIPT_EXTS, tapeStem } from './names.ts';
 import { tapesUnder } from '../store/tape-files.ts';
 import { sessionRemain } from '../realtime/usage-mark.ts';
 
@@ -55,6 +55,85 @@ export function orphanTapes(testFiles: readonly string[], opened: ReadonlySet<st
     }
   }
   return [...out.values()].sort((a, b) => (a.tape < b.tape ? -1 : a.tape > b.tape ? 1 : 0));
+}
+
+/** Entries the search for tape folders of gone test files reads at most: a source tree, not a disk. */
+const MAX_ENTRIES = 50_000;
+
+/**
+ * The tapes no test opened in the default tape folders (`__tapes__/<file name>/`) under `roots`
+ * whose test file no longer exists (no `<file name>` nor `<file name>.<ext>` beside the
+ * `__tapes__` folder): a moved, renamed or deleted test file's, which no test can open again.
+ * Only for a run of every test file of the project (a run of some files says nothing of the
+ * others'); {@link goneRecordCount} says whether each is stale. Dot folders and node_modules are
+ * passed over.
+ *
+ * @example
+ * goneFileTapes(['/p'], new Set()) // [{ tape: '/p/test/__tapes__/chat.test/says-hello.tape', unrun: [] }] once test/chat.test.ts moved
+ */
+export function goneFileTapes(roots: readonly string[], opened: ReadonlySet<string>): OrphanCandidate[] {
+  const used = new Set([...opened].map((p) => resolve(p)));
+  const out = new Set<string>();
+  const stack = [...new Set(roots.map((r) => resolve(r)))];
+  let seen = 0;
+  while (stack.length > 0 && seen < MAX_ENTRIES) {
+    const dir = stack.pop()!;
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const e of entries) {
+      seen++;
+      if (!e.isDirectory() || e.name.startsWith('.') || e.name === 'node_modules') continue;
+      const sub = join(dir, e.name);
+      if (e.name !== '__tapes__') {
+        stack.push(sub);
+        continue;
+      }
+      let folders;
+      try {
+        folders = readdirSync(sub, { withFileTypes: true });
+      } catch {
+        continue;
+      }
+      for (const f of folders) {
+        if (!f.isDirectory() || f.name.startsWith('.')) continue;
+        const owner = join(dir, f.name);
+        if (existsSync(owner) || SCRIPT_EXTS.some((ext) => existsSync(owner + ext))) continue;
+        for (const tape of tapesUnder(join(sub, f.name), 'skip')) {
+          if (!used.has(tape) && !used.has(tape.replace(COMPANION, '.tape'))) out.add(tape);
+        }
+      }
+    }
+  }
+  return [...out].sort().map((tape) => ({ tape, unrun: [] }));
+}
+
+/**
+ * The recordings of a tape of a gone test file's folder (see {@link goneFileTapes}) that a prune
+ * may remove: all of them when each names its test and every test file they name is gone from
+ * every root, else none (a recording that names no test, or a test of a file that exists, may
+ * still be asked for: a `name` function can put any test's tape in such a folder).
+ *
+ * @example
+ * await goneRecordCount('/p/test/__tapes__/chat.test/says-hello.tape', ['/p']) // 1 when its one recording names 'test/chat.test.ts > says hello', gone
+ */
+export async function goneRecordCount(tape: string, roots: readonly string[]): Promise<number> {
+  let values: unknown[];
+  try {
+    values = (await readTape(tape)).records.map((r) => r.value).filter((v) => !sessionRemain(v));
+  } catch {
+    return 0; // not ours to judge
+  }
+  for (const v of values) {
+    const owner = typeof v === 'object' && v !== null ? (v as { test?: unknown }).test : undefined;
+    const sep = typeof owner === 'string' ? owner.indexOf(' > ') : -1;
+    if (sep < 0) return 0;
+    if (roots.some((root) => existsSync(resolve(root, (owner as string).slice(0, sep))))) return 0;
+  }
+  return values.length;
 }
 
 /**

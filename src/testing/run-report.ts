@@ -19,11 +19,16 @@ import { realtimeUsageMark, sessionRemains } from '../realtime/usage-mark.ts';
 import { cacheUsageMark } from '../store/cache-usage-mark.ts';
 import type { TapeMode } from '../store/mode.ts';
 import { faultsInPlaceOfRecordings } from '../chaos/answer-faults.ts';
-import { orphanRecordCount, orphanTapes, removeOrphanTape } from './orphan-tapes.ts';
+import { goneFileTapes, goneRecordCount, orphanRecordCount, orphanTapes, removeOrphanTape } from './orphan-tapes.ts';
 
 /** One miss, as the summary lists it. */
 export interface MissReport {
   test?: string;
+  /**
+   * The test file, when `test` does not name it (mocha and jest name a test by its titles): set
+   * by the run summary from the tape's report, so two files' tests of one title stay apart.
+   */
+  file?: string;
   route: string;
   diagnosis: string;
   command: string;
@@ -121,6 +126,8 @@ export interface TapeSummary {
   unreadable?: string;
   /** A tape no test opened in the run (a deleted or renamed test's): all its recordings are unused. */
   orphan?: true;
+  /** Of the orphans: in the tape folder of a test file that no longer exists (moved, renamed or deleted). */
+  goneFile?: true;
 }
 
 /** The summary of a run, per tape (or namespace) and in total. */
@@ -263,6 +270,13 @@ export interface SummaryOptions {
    * the file has no folder of its own (a `name` function places its tapes), none is looked in.
    */
   tapeFolder?: (file: string) => string | undefined;
+  /**
+   * Every test file of the project ran, each whole (the `testFiles`): the default tape folders
+   * (`__tapes__/<file name>/`) of test files that no longer exist (moved, renamed, deleted) are
+   * looked for under the run's roots, and their tapes counted unused when every recording names
+   * a test of a gone file. Never for a run of some files: it says nothing of the others.
+   */
+  wholeProject?: boolean;
 }
 
 const baseOf = (url: string) => maskRedisUrl(url).replace(/[?#].*$/, '');
@@ -450,8 +464,19 @@ export async function summarizeRun(reports: readonly TapeReport[], opts: Summary
       summary.tapes.push({ tape, mode: reports[0]!.mode, added: 0, hits: 0, misses: 0, unused: n, unusedTraces: [], orphan: true });
       summary.unused += n;
     }
+    // A moved or deleted test file's folder: no file of the project opens its tapes again.
+    if (opts.wholeProject) {
+      const listed = new Set(summary.tapes.map((t) => t.tape));
+      for (const { tape } of goneFileTapes(ran.roots, opened)) {
+        if (listed.has(tape)) continue;
+        const n = await goneRecordCount(tape, ran.roots);
+        if (n === 0) continue;
+        summary.tapes.push({ tape, mode: reports[0]!.mode, added: 0, hits: 0, misses: 0, unused: n, unusedTraces: [], orphan: true, goneFile: true });
+        summary.unused += n;
+      }
+    }
   }
-  summary.misses.push(...groups.flatMap(([, rs]) => rs.flatMap((r) => r.misses)));
+  summary.misses.push(...groups.flatMap(([, rs]) => rs.flatMap((r) => r.misses.map((m) => withFile(m, r)))));
   for (const r of reports) {
     for (const [f, n] of Object.entries(r.faults ?? {})) (summary.faults ??= {})[f] = (summary.faults?.[f] ?? 0) + n;
     for (const [h, n] of Object.entries(r.refused ?? {})) (summary.refused ??= {})[h] = (summary.refused?.[h] ?? 0) + n;
@@ -527,6 +552,16 @@ export function lateFailure(s: RunSummary): string | undefined {
   return `tapedeck: the run fails: ${n === 1 ? '1 call was' : `${n} calls were`} made after ${n === 1 ? 'its test' : 'their tests'} ended and got no answer (listed under Misses): await every call a test makes.`;
 }
 
+/** A miss with its report's test file, when its test's name does not start with it. */
+function withFile(m: MissReport, r: TapeReport): MissReport {
+  const file = r.testFile ?? r.file;
+  if (file === undefined || m.test === undefined || m.file !== undefined || m.test.startsWith(`${file} > `) || (r.file !== undefined && m.test.startsWith(`${r.file} > `))) return m;
+  return { ...m, file };
+}
+
+/** The test of a miss as the run's failure lines name it: with its file when its name has none. */
+const testOf = (m: MissReport): string | undefined => (m.test !== undefined && m.file !== undefined ? `${m.file} > ${m.test}` : m.test);
+
 /**
  * The line that says the run fails for the misses of tests that were marked skipped after them
  * (see MissReport.skipped), each with its test, what missed and the command that records it;
@@ -539,9 +574,9 @@ export function lateFailure(s: RunSummary): string | undefined {
 export function skippedFailure(s: RunSummary): string | undefined {
   const skipped = s.misses.filter((m) => m.skipped);
   if (skipped.length === 0) return undefined;
-  const tests = new Set(skipped.map((m) => m.test ?? ''));
+  const tests = new Set(skipped.map((m) => testOf(m) ?? ''));
   const lines = [`tapedeck: the run fails: ${tests.size === 1 ? '1 test' : `${tests.size} tests`} skipped ${tests.size === 1 ? 'itself' : 'themselves'} after a request had no recording (a skip does not hide a miss):`];
-  for (const m of skipped.slice(0, 20)) lines.push(`  ${m.test ? `${m.test}: ` : ''}${m.route}: ${m.diagnosis}`, `    record it: ${m.command}`);
+  for (const m of skipped.slice(0, 20)) lines.push(`  ${m.test ? `${testOf(m)}: ` : ''}${m.route}: ${m.diagnosis}`, `    record it: ${m.command}`);
   if (skipped.length > 20) lines.push(`  ... and ${skipped.length - 20} more`);
   return lines.join('\n');
 }
@@ -558,8 +593,8 @@ export function skippedFailure(s: RunSummary): string | undefined {
 export function afterPassFailure(s: RunSummary): string | undefined {
   const after = s.misses.filter((m) => m.afterPass);
   if (after.length === 0) return undefined;
-  const lines = [`tapedeck: the run fails: ${after.length === 1 ? '1 request' : `${after.length} requests`} had no recording in an afterEach hook, after mocha reported ${new Set(after.map((m) => m.test ?? '')).size === 1 ? 'its test' : 'their tests'} passed (a hook does not hide a miss):`];
-  for (const m of after.slice(0, 20)) lines.push(`  ${m.test ? `${m.test}: ` : ''}${m.route}: ${m.diagnosis}`, `    record it: ${m.command}`);
+  const lines = [`tapedeck: the run fails: ${after.length === 1 ? '1 request' : `${after.length} requests`} had no recording in an afterEach hook, after mocha reported ${new Set(after.map((m) => testOf(m) ?? '')).size === 1 ? 'its test' : 'their tests'} passed (a hook does not hide a miss):`];
+  for (const m of after.slice(0, 20)) lines.push(`  ${m.test ? `${testOf(m)}: ` : ''}${m.route}: ${m.diagnosis}`, `    record it: ${m.command}`);
   if (after.length > 20) lines.push(`  ... and ${after.length - 20} more`);
   return lines.join('\n');
 }
@@ -616,7 +651,7 @@ export function formatSummary(s: RunSummary, opts: FormatOptions = {}): string {
   const notable = s.tapes.filter((t) => t.added > 0 || t.misses > 0 || t.unused > 0 || t.unreadable || t.unrecorded || t.errorsNotRecorded || t.repeats || t.refused);
   for (const t of notable.slice(0, 30)) {
     const fresh = t.added - (t.rerecorded ?? 0);
-    const bits = [fresh ? `+${fresh} added` : '', t.rerecorded ? `${t.rerecorded} re-recorded (replaced)` : '', t.unrecorded ? `${t.unrecorded} not recorded` : '', t.misses ? `${t.misses} missed` : '', t.repeats ? `${t.repeats} answered again past their recordings` : '', t.errorsNotRecorded ? `${plural(t.errorsNotRecorded, 'upstream error')} not recorded` : '', t.refused ? `${t.refused} refused (network blocked)` : '', t.unused ? `${t.unused} unused${t.orphan ? ' (no test opened this tape: a deleted or renamed test)' : ''}${opts.pruned ? ', pruned' : ''}` : '', t.unreadable ? `unused recordings not checked: ${t.unreadable}` : ''].filter(Boolean);
+    const bits = [fresh ? `+${fresh} added` : '', t.rerecorded ? `${t.rerecorded} re-recorded (replaced)` : '', t.unrecorded ? `${t.unrecorded} not recorded` : '', t.misses ? `${t.misses} missed` : '', t.repeats ? `${t.repeats} answered again past their recordings` : '', t.errorsNotRecorded ? `${plural(t.errorsNotRecorded, 'upstream error')} not recorded` : '', t.refused ? `${t.refused} refused (network blocked)` : '', t.unused ? `${t.unused} unused${t.goneFile ? ' (its test file is gone: moved, renamed or deleted)' : t.orphan ? ' (no test opened this tape: a deleted or renamed test)' : ''}${opts.pruned ? ', pruned' : ''}` : '', t.unreadable ? `unused recordings not checked: ${t.unreadable}` : ''].filter(Boolean);
     lines.push(`  ${t.namespace ? `namespace ${t.namespace}` : rel(t.tape)}${t.orphan ? '' : ` (${t.mode})`}: ${bits.join(', ')}`);
   }
   if (notable.length > 30) lines.push(`  ... and ${notable.length - 30} more ${tapes > 0 ? 'tapes' : 'namespaces'}`);

@@ -18,6 +18,14 @@ import { checkOptionNames, namesWithout, optionNames } from '../option-names.ts'
 import { checkRedactOptions, REDACT_INNER } from '../store/redact-options.ts';
 import { nthOfName } from './test-identity.ts';
 import { missedInEarlierAttempt } from './miss.ts';
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../proxy/timeouts.ts';
+
+/**
+ * The time the jest and mocha after-each hooks that close a test's tape may take: the close
+ * gives a call still waiting for the upstream (a test that timed out) the shutdown timeout, then
+ * the fetch's close as much again before aborting it, and writes the tape. Internal to src/testing.
+ */
+export const CLOSE_HOOK_TIMEOUT_MS = 2 * DEFAULT_SHUTDOWN_TIMEOUT_MS + 5000;
 
 /** Options of the tapes the jest and mocha hooks open: every test tape option, and where tapes go. */
 export interface RunnerTapeOptions extends Omit<TestTapeOptions, 'tape' | 'test' | 'file' | 'recordCommand' | 'runDir' | 'cliMode' | 'root' | 'failOnMiss'> {
@@ -25,6 +33,12 @@ export interface RunnerTapeOptions extends Omit<TestTapeOptions, 'tape' | 'test'
   dir?: string;
   /** Names a tape from the test file and name (default: the vitest fixture's naming). */
   name?: TapeNamer;
+  /**
+   * The command that runs the tests, for the record command a miss prints (its file and test
+   * pattern follow it). Default `npx jest` (with `NODE_OPTIONS=--experimental-vm-modules` when the
+   * run has that flag: jest's native ESM) or `npx mocha --require llm-tapedeck/mocha`.
+   */
+  testCommand?: string;
 }
 
 /** configureTapes' option names: a test tape's, but those the runner sets itself. */
@@ -34,6 +48,7 @@ const RUNNER_OPTIONS = optionNames<RunnerTapeOptions>()([
   ...namesWithout(TEST_TAPE_OPTION_NAMES, 'file', 'recordCommand', 'runDir', 'cliMode', 'root', 'failOnMiss'),
   'dir',
   'name',
+  'testCommand',
 ]);
 
 // On globalThis: a runner may load this module twice (a setup file and a test file that import
@@ -92,7 +107,7 @@ export function tape(): TestTape {
  */
 export function beginTest(info: { file: string; names: readonly string[]; runner: 'jest' | 'mocha'; retry?: number; nth?: number }): TestTape {
   const s = state();
-  const { dir, name, ...opts } = s.options;
+  const { dir, name, testCommand, ...opts } = s.options;
   const root = process.cwd();
   const file = resolve(root, info.file);
   const path = resolve(root, name ? name({ file, names: info.names, root }) : defaultTapePath({ file, names: info.names, root }, dir));
@@ -120,7 +135,7 @@ export function beginTest(info: { file: string; names: readonly string[]; runner
       // the summary is advice: without the note it looks in the default folder
     }
   }
-  s.current = openTestTape({ ...opts, tape: path, test: title, file: rel, recordCommand: runnerRecordCommand(info.runner, rel, info.names), root, failOnMiss: false, retry: info.retry ?? 0 });
+  s.current = openTestTape({ ...opts, tape: path, test: title, file: rel, recordCommand: runnerRecordCommand(info.runner, rel, info.names, testCommand), root, failOnMiss: false, retry: info.retry ?? 0 });
   return s.current;
 }
 
@@ -134,12 +149,15 @@ export function beginTest(info: { file: string; names: readonly string[]; runner
  * @example
  * runnerRecordCommand('mocha', 'test/chat.test.mjs', ['chat', 'says hello'])
  * // "TAPEDECK_MODE=update npx mocha --require llm-tapedeck/mocha test/chat.test.mjs --grep '^chat says hello$'"
+ * runnerRecordCommand('jest', 'chat.test.js', ['asks'], undefined, { NODE_OPTIONS: '--experimental-vm-modules' })
+ * // "TAPEDECK_MODE=update NODE_OPTIONS=--experimental-vm-modules npx jest chat.test.js -t '^asks$'"
  */
-export function runnerRecordCommand(runner: 'jest' | 'mocha', file: string, names: readonly string[]): string {
+export function runnerRecordCommand(runner: 'jest' | 'mocha', file: string, names: readonly string[], testCommand?: string, env: NodeJS.ProcessEnv = process.env): string {
   const pattern = shellQuote(`^${regexEscape(names.join(' '))}$`);
-  return runner === 'jest'
-    ? `TAPEDECK_MODE=update npx jest ${shellQuote(file)} -t ${pattern}`
-    : `TAPEDECK_MODE=update npx mocha --require llm-tapedeck/mocha ${shellQuote(file)} --grep ${pattern}`;
+  // jest runs native ESM test files only under this flag: a command without it fails them all.
+  const esm = runner === 'jest' && /(^|\s)--experimental-vm-modules(\s|$)/.test(env.NODE_OPTIONS ?? '') ? 'NODE_OPTIONS=--experimental-vm-modules ' : '';
+  const command = testCommand ?? (runner === 'jest' ? `${esm}npx jest` : 'npx mocha --require llm-tapedeck/mocha');
+  return `TAPEDECK_MODE=update ${command} ${shellQuote(file)} ${runner === 'jest' ? '-t' : '--grep'} ${pattern}`;
 }
 
 /**
@@ -224,6 +242,8 @@ export interface RunFiles {
   files: readonly string[];
   /** Where a file's tapes are when its worker noted nothing (default: the default folder). */
   tapeFolder?: (file: string) => string | undefined;
+  /** Every test file of the project ran whole: gone test files' tape folders are judged too (SummaryOptions.wholeProject). */
+  wholeProject?: boolean;
 }
 
 /**
@@ -277,7 +297,7 @@ export async function endRun(runDir: string, testCommand: string, log: (s: strin
     const noted = readFileNotes(runDir);
     const known = completeFiles?.tapeFolder ?? defaultTapeFolder;
     const tapeFolder = (file: string): string | undefined => (noted.folders.has(file) ? (noted.folders.get(file) ?? undefined) : known(file));
-    const summary = await summarizeRun(reports, completeFiles ? { testFiles: [...new Set([...completeFiles.files, ...noted.complete])], tapeFolder } : {});
+    const summary = await summarizeRun(reports, completeFiles ? { testFiles: [...new Set([...completeFiles.files, ...noted.complete])], tapeFolder, wholeProject: completeFiles.wholeProject === true } : {});
     // The prune command the summary prints: this run, told to drop what no test used.
     let pruned = 0;
     if (summary.unused > 0 && pruneRequested()) {

@@ -33,9 +33,11 @@ import { startProxy, type ProxyServer } from '../proxy/server.ts';
 import { makeLocalCertificate } from '../proxy/tls.ts';
 import { tapeTransport, type McpTransportLike, type TapeTransport, type TapeTransportOptions } from '../mcp/transport.ts';
 import { diagnoseMiss, type MissDetails } from './miss.ts';
+import { movedRecordings, type MovedRecordings } from './moved-tapes.ts';
+import { shellQuote } from './shell-quote.ts';
 import { resolveTestMode, type TestModeSource } from './mode.ts';
 import { forTestOutput } from './test-output.ts';
-import { failIfStuckOnFakeTimers, nextTurn } from './real-timers.ts';
+import { failIfStuckOnFakeTimers, nextTurn, realTimer } from './real-timers.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../proxy/timeouts.ts';
 import { testNamespace } from './names.ts';
 import { testFileIdentity, testIdentity } from './test-identity.ts';
@@ -48,6 +50,9 @@ const CLOSE_MARGIN_MS = 5000;
 
 /** Late calls a tape reports to the run summary (a loop of them must not fill the run directory). */
 const MAX_LATE_REPORTS = 20;
+
+/** How a miss's hint starts when its test's recordings are at its test file's old place. */
+const MOVE_FIX = 'fix: move its recordings where the test looks now: ';
 
 /** The environment variable that names the shared store of a test run. */
 export const STORE_ENV = 'TAPEDECK_STORE';
@@ -127,8 +132,7 @@ export interface TestTapeOptions extends Omit<FetchOptions, 'tape' | 'store' | '
 export const TEST_TAPE_OPTION_NAMES = ['cliMode', 'runDir', 'file', 'recordCommand', 'root', 'env', 'failOnMiss', 'retry'] as const;
 const TEST_TAPE_OPTIONS = optionNames<TestTapeOptions>()([...DECK_OPTION_NAMES, ...FETCH_OPTION_NAMES, ...TEST_TAPE_OPTION_NAMES]);
 
-/** A word for a POSIX shell: as it is when safe, else single-quoted. */
-export const shellQuote = (s: string): string => (/^[\w./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+export { shellQuote } from './shell-quote.ts';
 
 /**
  * The command that runs one test, for the record command of a tape opened without one: under
@@ -378,18 +382,21 @@ function openTape(opts: TestTapeOptions): TestTape {
   };
 
   /** Notes a miss for the run report and the failure at close: its route and what differs. */
-  function noteMiss(details: MissDetails, route: string, cache?: { label: string; file?: string }): { never: boolean; diagnosis: string } {
+  function noteMiss(details: MissDetails, route: string, cache?: { label: string; file?: string }, moved?: MovedRecordings): { never: boolean; diagnosis: string } {
     // Before the first recording there is no tape at all: say so rather than "no recordings".
     const never = cache ? cache.file !== undefined && !existsSync(cache.file) : store ? storeMissing : !existsSync(opts.tape);
     const diagnosis = never
       ? store
         ? 'the namespace has no recordings yet (this test was never recorded)'
-        : 'the tape does not exist yet (this test was never recorded)'
+        : moved
+          ? `the tape does not exist here: this test's recordings are at ${relative(root, moved.tape) || moved.tape} (its test file ${moved.file} is gone: moved or renamed)`
+          : 'the tape does not exist yet (this test was never recorded)'
       : diagnoseMiss(details, store ? 'namespace' : 'tape');
     // Update mode, and recording it failed (no network, a placeholder key): said with why, and
     // not "run update mode", which is what was run.
     const failed = typeof details.unrecordable === 'string' ? `; recording it failed: ${details.unrecordable}` : '';
-    misses.push({ ...(opts.test ? { test: opts.test } : {}), route: cache?.label ?? details.route ?? route, diagnosis: `${diagnosis}${failed}`, command: recordCommand, ...(failed ? { hint: `fix: recording it needs the network and a real API key; then: ${recordCommand}` } : {}) });
+    const hint = never && moved ? { hint: `${MOVE_FIX}${moved.move}` } : failed ? { hint: `fix: recording it needs the network and a real API key; then: ${recordCommand}` } : {};
+    misses.push({ ...(opts.test ? { test: opts.test } : {}), route: cache?.label ?? details.route ?? route, diagnosis: `${diagnosis}${failed}`, command: recordCommand, ...hint });
     return { never, diagnosis };
   }
 
@@ -399,11 +406,14 @@ function openTape(opts: TestTapeOptions): TestTape {
    * read from the error the fetch answered with, not from the body: each provider's error body
    * has its own shape (Gemini's carries no details, Ollama's `error` is a string).
    */
-  function missResponse(res: Response): Response {
+  function missResponse(res: Response, moved: MovedRecordings | undefined): Response {
     const answered = missOf(res);
     const details = (answered?.error.details ?? {}) as MissDetails;
-    const { never, diagnosis } = noteMiss(details, '(request)');
+    const { never, diagnosis } = noteMiss(details, '(request)', undefined, moved);
     if (!never || !answered) return res;
+    // Recorded before its file moved: where the recordings are and how to move them, not a
+    // live re-record of what is on disk already.
+    if (moved) return answered.retell(missHeadline(`this test's recordings are at ${relative(root, moved.tape) || moved.tape}: its test file ${moved.file} is gone (moved?)`, `move them: ${moved.move}`), { difference: diagnosis });
     const ci = mode === 'replay' && source === 'CI' ? ' (CI is set: nothing records)' : '';
     // A namespace, or a tape path too long for the headline (clipping it would cut the file
     // name, the part that tells which test this is), gets a line of its own.
@@ -499,7 +509,13 @@ function openTape(opts: TestTapeOptions): TestTape {
       throw e;
     }
     const how = res.headers.get('x-tapedeck-match');
-    if (how === 'miss') return missResponse(res);
+    if (how === 'miss') {
+      // No tape at all for a test with a name: its test file may have moved from where its
+      // recordings are (./moved-tapes.ts). Looked for only then: a miss on a tape that exists is
+      // a request that changed.
+      const moved = !store && owner !== undefined && opts.file && !existsSync(opts.tape) ? await movedRecordings(opts.tape, owner, root).catch(() => undefined) : undefined;
+      return missResponse(res, moved);
+    }
     // An error answer of the tape or its store (damaged, unreachable), not of the upstream.
     if (how === 'error' && !(res.headers.get('x-tapedeck-error') ?? '').startsWith('E_UPSTREAM')) failedRequests++;
     if (how === 'exact' || how === 'signature' || how === 'sequential') hits++;
@@ -518,14 +534,32 @@ function openTape(opts: TestTapeOptions): TestTape {
     return res;
   };
 
+  /** The calls' shutdown timeout: how long a close lets a call still waiting for the upstream go on. */
+  const shutdownMs = typeof opts.shutdownTimeoutMs === 'number' && opts.shutdownTimeoutMs > 0 ? opts.shutdownTimeoutMs : DEFAULT_SHUTDOWN_TIMEOUT_MS;
+
   /**
-   * Waits a turn of the event loop (see `shut`), then for every call made until then. The turn
-   * is the real setImmediate's: a test that installed fake timers and left them (vitest does not
-   * restore them) must not keep its tape, and the run, waiting (./real-timers.ts).
+   * Waits a turn of the event loop (see `shut`), then for every call made until then, for at most
+   * the shutdown timeout: a call still waiting for the upstream then (a test that timed out, an
+   * upstream that hangs) is left to the fetch's close, which aborts it unrecorded, rather than
+   * holding the test's teardown until the upstream answers (up to its idle timeout, 10 minutes).
+   * The turn and the bound are on the real timers: a test that installed fake timers and left
+   * them (vitest does not restore them) must not keep its tape, and the run, waiting
+   * (./real-timers.ts).
    */
   const settle = async (): Promise<void> => {
     await nextTurn();
-    while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    if (inFlight.size === 0) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const bound = new Promise<void>((r) => {
+      timer = realTimer('setTimeout')(r, shutdownMs);
+    });
+    let past = false;
+    void bound.then(() => (past = true));
+    try {
+      while (inFlight.size > 0 && !past) await Promise.race([Promise.allSettled([...inFlight]), bound]);
+    } finally {
+      realTimer('clearTimeout')(timer);
+    }
   };
 
   const tape: TestTape = {
@@ -600,7 +634,7 @@ function openTape(opts: TestTapeOptions): TestTape {
       const inTapes = mcpOnly ? mcpRel : misses.some((x) => mcpMisses.has(x)) ? `${rel} and ${mcpRel}` : rel;
       return forTestOutput(new TapedeckError(
         'E_MISS',
-        `tapedeck miss: ${misses.length} request${misses.length === 1 ? '' : 's'} had no recording in ${inTapes}:\n${misses.map((x) => `  ${x.route}: ${x.diagnosis}`).join('\n')}\n${misses.every((x) => x.hint?.startsWith('fix: recording it needs')) ? 'Recording needs the network and a real API key (the upstream could not be reached or refused the key); then record it: ' : 'Record it: '}${(misses.find((x) => x.command === sessionRecordCommand) ?? misses[0]!).command}${keptCalls.length > 0 ? `\n${keptCallsFailure()!.message}` : ''}`,
+        `tapedeck miss: ${misses.length} request${misses.length === 1 ? '' : 's'} had no recording in ${inTapes}:\n${misses.map((x) => `  ${x.route}: ${x.diagnosis}`).join('\n')}\n${misses.every((x) => x.hint?.startsWith(MOVE_FIX)) ? `Move them: ${misses[0]!.hint!.slice(MOVE_FIX.length)}` : `${misses.every((x) => x.hint?.startsWith('fix: recording it needs')) ? 'Recording needs the network and a real API key (the upstream could not be reached or refused the key); then record it: ' : 'Record it: '}${(misses.find((x) => x.command === sessionRecordCommand) ?? misses[0]!).command}`}${keptCalls.length > 0 ? `\n${keptCallsFailure()!.message}` : ''}`,
         { file: namespace ? (mcpOnly ? mcpRel : rel) : mcpOnly ? mcpTape : opts.tape, misses: [...misses] },
       ));
     },
@@ -661,7 +695,7 @@ function openTape(opts: TestTapeOptions): TestTape {
       // Past its bounds (the calls' shutdown timeout, then a margin for writing the tape) a close
       // that waits on with fake timers installed fails, saying so: those bounds run on the timers
       // the test faked (./real-timers.ts).
-      const bound = (typeof opts.shutdownTimeoutMs === 'number' && opts.shutdownTimeoutMs > 0 ? opts.shutdownTimeoutMs : DEFAULT_SHUTDOWN_TIMEOUT_MS) + CLOSE_MARGIN_MS;
+      const bound = shutdownMs + CLOSE_MARGIN_MS;
       unclosed.delete(tape);
       closing ??= failIfStuckOnFakeTimers((async () => {
         await settle();
@@ -682,6 +716,9 @@ function openTape(opts: TestTapeOptions): TestTape {
         if (inner) {
           try {
             await inner.close();
+            // The calls settle() stopped waiting for are answered now (aborted past the shutdown
+            // timeout): their misses and errors count in this report.
+            while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
             await Promise.all([...endings]);
             const st = await inner.stats();
             // A retry's recordings that took the place of its failed attempt's did not grow the

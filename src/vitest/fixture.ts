@@ -152,6 +152,10 @@ export function tapedeckFixtures(options: TapedeckTestOptions = {}) {
   return {
     tape: async ({ task, onTestFinished }: TestContext, use: (t: TestTape) => Promise<void>) => {
       const ctx = provided();
+      // The test run this worker serves now: a worker kept from an earlier watch run has that
+      // run's id in its environment, and this run's recordings must replace that run's (a
+      // ReplayCache opened by hand reads it there too).
+      if (ctx.run) process.env.TAPEDECK_RUN_ID = ctx.run;
       const root = ctx.root ?? process.cwd();
       const file = task.file.filepath;
       const relFile = relative(root, file) || file;

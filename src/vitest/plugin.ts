@@ -69,6 +69,8 @@ export class TapedeckReporter implements Reporter {
   private readonly stores: (string | undefined)[];
   /** @internal Told the run once vitest initializes this reporter (see runShare). */
   joined: ((vitest: Vitest) => void) | undefined;
+  /** @internal Told the run when each test run starts (see runShare). */
+  started: (() => void) | undefined;
   constructor(
     readonly runDir: string,
     private readonly opts: TapedeckPluginOptions = {},
@@ -90,14 +92,16 @@ export class TapedeckReporter implements Reporter {
     // Watch mode runs again and again: each summary is of its own run.
     rmSync(this.runDir, { recursive: true, force: true });
     mkdirSync(this.runDir, { recursive: true });
+    this.started?.();
   }
 
   async onTestRunEnd(modules: ReadonlyArray<TestModule>, _errors: ReadonlyArray<unknown>, reason: string): Promise<void> {
     const reports = readTapeReports(this.runDir);
     if (reports.length === 0) return;
     const stores = this.stores;
-    const summary = await summarizeRun(reports, { stores, testFiles: this.completeFiles(modules) });
-    const log = (s: string) => (this.vitest ? this.vitest.logger.log(s) : console.log(s));
+    const testFiles = this.completeFiles(modules);
+    const summary = await summarizeRun(reports, { stores, testFiles, wholeProject: await this.ranWholeProject(modules, testFiles) });
+    const log = (s: string) => (this.reportOnStdout() ? void process.stderr.write(`${s}\n`) : this.vitest ? this.vitest.logger.log(s) : console.log(s));
     const cmd = this.opts.testCommand ?? (this.vitest ? vitestCommand(this.vitest.config.config, this.vitest.config.root) : 'npx vitest run');
     let pruned = 0;
     if (summary.unused > 0 && (this.opts.prune ?? pruneRequested())) {
@@ -148,6 +152,35 @@ export class TapedeckReporter implements Reporter {
     return modules.filter((m) => [...m.children.allTests()].every((t) => t.result().state === 'passed')).map((m) => m.moduleId);
   }
 
+  /**
+   * Whether every test file of the run's projects ran, whole, and passed (no file arguments,
+   * `--changed`, `--shard` or watch re-run of some files): then the tape folders of test files
+   * that no longer exist are judged too (a moved test file's old folder).
+   */
+  private async ranWholeProject(modules: ReadonlyArray<TestModule>, complete: readonly string[]): Promise<boolean> {
+    if (!this.vitest || complete.length === 0 || complete.length !== modules.length) return false;
+    try {
+      const ran = new Set(complete);
+      return (await this.vitest.globTestSpecifications()).every((spec) => ran.has(spec.moduleId));
+    } catch {
+      return false; // the summary is advice: a project it cannot list is not judged
+    }
+  }
+
+  /**
+   * Whether a reporter of the run prints a machine-readable report on stdout (json, junit, tap
+   * with no outputFile): the summary then goes to stderr, or the report would not parse.
+   */
+  private reportOnStdout(): boolean {
+    const config = this.vitest?.config as { reporters?: unknown[]; outputFile?: string | Record<string, string> } | undefined;
+    return (config?.reporters ?? []).some((r) => {
+      const [name, options] = Array.isArray(r) ? (r as [unknown, { outputFile?: string } | undefined]) : [r, undefined];
+      if (typeof name !== 'string' || !['json', 'junit', 'tap', 'tap-flat'].includes(name)) return false;
+      const file = options?.outputFile ?? (typeof config?.outputFile === 'string' ? config.outputFile : config?.outputFile?.[name]);
+      return !file;
+    });
+  }
+
   /** A reason not to prune, or undefined: pruning needs every test to have run and passed. */
   private whyNotPrune(modules: ReadonlyArray<TestModule>, reason: string): string | undefined {
     if (reason !== 'passed') return `the run did not pass (${reason})`;
@@ -180,6 +213,19 @@ interface RunShare {
   adopt(vitest: Vitest): void;
 }
 
+/**
+ * The run id the plugin set in TAPEDECK_RUN_ID, kept where a second copy of this module finds it:
+ * an id the user set is theirs, and stays for every test run.
+ */
+const PLUGIN_RUN_ID = Symbol.for('llm-tapedeck.vitest-run-id');
+
+/**
+ * The run id of the n-th test run (from 1) of a vitest process whose run directory is `runDir`.
+ * Each watch re-run is a run of its own: in record mode its recordings replace the previous
+ * run's, as a retry's replace an earlier attempt's, so the tape keeps the last run's answers.
+ */
+const runIdOf = (runDir: string, n: number): string => (n <= 1 ? `run-dir:${runDir}` : `run-dir:${runDir} (run ${n})`);
+
 // On globalThis: each config file is bundled and loaded on its own, and a copy of this module
 // loaded twice must still find the run.
 const SHARED_RUN = Symbol.for('llm-tapedeck.vitest-run');
@@ -192,14 +238,25 @@ function runShare(opts: TapedeckPluginOptions, vitest?: Vitest): RunShare {
   const runDir = mkdtempSync(join(tmpdir(), 'tapedeck-run-'));
   // Workers inherit it: every writer of this test run (ReplayCache opened by hand too) is
   // one run, so no worker replaces another's recordings (docs/modes.md).
-  process.env.TAPEDECK_RUN_ID ??= `run-dir:${runDir}`;
+  const ids = globalThis as { [PLUGIN_RUN_ID]?: string };
+  const given = process.env.TAPEDECK_RUN_ID?.trim();
+  const ownId = !given || given === ids[PLUGIN_RUN_ID];
+  if (ownId) process.env.TAPEDECK_RUN_ID = ids[PLUGIN_RUN_ID] = runIdOf(runDir, 1);
+  // What each project's workers were given (vitest sends a project's provided context to its
+  // workers at each test run): a new test run's id is set in them.
+  const contexts: ProvidedTapedeck[] = [];
+  let runs = 0;
   const reporter = new TapedeckReporter(runDir, opts);
   const run: RunShare = {
     runDir,
     reporter,
     vitest: undefined,
     fromRoot: undefined,
-    context: (v, o) => ({ runDir, root: v.config.root, testCommand: opts.testCommand ?? vitestCommand(v.config.config, v.config.root), ...(o.mode ? { mode: o.mode } : {}), ...(o.store ? { store: o.store } : {}) }),
+    context: (v, o) => {
+      const c: ProvidedTapedeck = { runDir, root: v.config.root, testCommand: opts.testCommand ?? vitestCommand(v.config.config, v.config.root), ...(o.mode ? { mode: o.mode } : {}), ...(o.store ? { store: o.store } : {}), ...(ownId ? { run: process.env.TAPEDECK_RUN_ID } : {}) };
+      contexts.push(c);
+      return c;
+    },
     adopt(v) {
       if (run.vitest === v) return;
       run.vitest = v;
@@ -216,6 +273,14 @@ function runShare(opts: TapedeckPluginOptions, vitest?: Vitest): RunShare {
         reporters.push(reporter);
       }
     },
+  };
+  // A watch re-run (or another run of the same vitest) is a new run: the workers get its id,
+  // those started now through the environment, those kept from before through the context.
+  reporter.started = () => {
+    runs++;
+    if (!ownId || runs === 1) return;
+    process.env.TAPEDECK_RUN_ID = ids[PLUGIN_RUN_ID] = runIdOf(runDir, runs);
+    for (const c of contexts) c.run = process.env.TAPEDECK_RUN_ID;
   };
   reporter.joined = (v) => {
     run.adopt(v);

@@ -11,6 +11,11 @@ export interface ProvidedTapedeck {
   store?: string;
   /** The command that runs the tests (the plugin's testCommand, or vitest with this run's -c). */
   testCommand?: string;
+  /**
+   * The id of the current test run, when the plugin names it (not when TAPEDECK_RUN_ID was
+   * given): each watch re-run has its own, so its recordings replace the run before's.
+   */
+  run?: string;
 }
 
 declare module 'vitest' {
