@@ -6,10 +6,11 @@
  * (`<file> > <name>`): a tape of the same name elsewhere in the project whose recordings name
  * this test's name in a test file that no longer exists is where they went.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { basename, dirname, extname, join, relative, resolve, sep } from 'node:path';
 import { readTape } from '../store/tape-file.ts';
 import { shellQuote } from './shell-quote.ts';
+import { walkSource } from './source-walk.ts';
 
 /** Where a moved test's recordings are, and the command that moves them where it looks now. */
 export interface MovedRecordings {
@@ -21,9 +22,6 @@ export interface MovedRecordings {
   move: string;
 }
 
-/** Entries a search reads at most: a project's source tree, not a disk. */
-const MAX_ENTRIES = 50_000;
-
 /** Per project root: its `.tape` files by file name, read once per process. */
 const tapesByName = new Map<string, Map<string, string[]>>();
 
@@ -31,24 +29,16 @@ const tapesByName = new Map<string, Map<string, string[]>>();
 function tapeIndex(root: string): Map<string, string[]> {
   let index = tapesByName.get(root);
   if (index) return index;
-  index = new Map();
-  const stack = [root];
-  let seen = 0;
-  while (stack.length > 0 && seen < MAX_ENTRIES) {
-    const dir = stack.pop()!;
-    let entries;
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      continue; // unreadable: not ours to search
-    }
+  const found = new Map<string, string[]>();
+  walkSource([root], (dir, entries) => {
+    const subs: string[] = [];
     for (const e of entries) {
-      seen++;
-      if (e.name.startsWith('.') || e.name === 'node_modules') continue;
-      if (e.isDirectory()) stack.push(join(dir, e.name));
-      else if (e.name.endsWith('.tape')) index.set(e.name, [...(index.get(e.name) ?? []), join(dir, e.name)]);
+      if (e.isDirectory()) subs.push(join(dir, e.name));
+      else if (e.name.endsWith('.tape')) found.set(e.name, [...(found.get(e.name) ?? []), join(dir, e.name)]);
     }
-  }
+    return subs;
+  });
+  index = found;
   tapesByName.set(root, index);
   return index;
 }

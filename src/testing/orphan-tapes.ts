@@ -11,6 +11,7 @@ import { readTape, withTapeLock } from '../store/tape-file.ts';
 import { namesakes, SCRIPT_EXTS, tapeStem } from './names.ts';
 import { tapesUnder } from '../store/tape-files.ts';
 import { sessionRemain } from '../realtime/usage-mark.ts';
+import { walkSource } from './source-walk.ts';
 
 /** Companion tapes (`tape.cache()`, `tape.mcp()`) belong to the test tape beside them. */
 const COMPANION = /\.(cache|mcp)\.tape$/;
@@ -57,9 +58,6 @@ export function orphanTapes(testFiles: readonly string[], opened: ReadonlySet<st
   return [...out.values()].sort((a, b) => (a.tape < b.tape ? -1 : a.tape > b.tape ? 1 : 0));
 }
 
-/** Entries the search for tape folders of gone test files reads at most: a source tree, not a disk. */
-const MAX_ENTRIES = 50_000;
-
 /**
  * The tapes no test opened in the default tape folders (`__tapes__/<file name>/`) under `roots`
  * whose test file no longer exists (no `<file name>` nor `<file name>.<ext>` beside the
@@ -74,22 +72,13 @@ const MAX_ENTRIES = 50_000;
 export function goneFileTapes(roots: readonly string[], opened: ReadonlySet<string>): OrphanCandidate[] {
   const used = new Set([...opened].map((p) => resolve(p)));
   const out = new Set<string>();
-  const stack = [...new Set(roots.map((r) => resolve(r)))];
-  let seen = 0;
-  while (stack.length > 0 && seen < MAX_ENTRIES) {
-    const dir = stack.pop()!;
-    let entries;
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      continue;
-    }
+  walkSource([...new Set(roots.map((r) => resolve(r)))], (dir, entries) => {
+    const subs: string[] = [];
     for (const e of entries) {
-      seen++;
-      if (!e.isDirectory() || e.name.startsWith('.') || e.name === 'node_modules') continue;
+      if (!e.isDirectory()) continue;
       const sub = join(dir, e.name);
       if (e.name !== '__tapes__') {
-        stack.push(sub);
+        subs.push(sub);
         continue;
       }
       let folders;
@@ -107,7 +96,8 @@ export function goneFileTapes(roots: readonly string[], opened: ReadonlySet<stri
         }
       }
     }
-  }
+    return subs;
+  });
   return [...out].sort().map((tape) => ({ tape, unrun: [] }));
 }
 
