@@ -68,6 +68,7 @@ function protocol(provider: 'openai' | 'azure', matches: (url: URL) => boolean):
       return isObject(msg) && AUDIO_DELTAS.has(msg.type as string) && typeof msg.delta === 'string' ? [msg.delta] : [];
     },
     completes: (msg) => isObject(msg) && COMPLETES.has(msg.type as string),
+    opensSession: (msg) => isObject(msg) && (msg.type === 'session.created' || msg.type === 'transcription_session.created'),
     frameName: (msg) => (isObject(msg) && typeof msg.type === 'string' ? msg.type : 'frame'),
     miss(message, clientFrame) {
       const clientEvent = isObject(clientFrame) && typeof clientFrame.event_id === 'string' ? clientFrame.event_id : null;

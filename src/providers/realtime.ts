@@ -54,6 +54,12 @@ export interface RealtimeProtocol {
    * final: the session opened, an error, a tool call): it is stored before it is forwarded.
    */
   completes(msg: unknown): boolean;
+  /**
+   * Whether a server frame is one the server sends on connect whatever the client sends (OpenAI:
+   * `session.created`): the session's opening, also where a client that spoke at once got its
+   * first frame to the proxy before it. Absent: the server says nothing before the client.
+   */
+  opensSession?(msg: unknown): boolean;
   /** A short name for a frame in messages (`response.create`, `clientContent`). */
   frameName(msg: unknown): string;
   /** The miss, in the provider's shape; `message` says what differs and how to re-record. */

@@ -14,9 +14,10 @@ import { hashValue } from '../core/index.ts';
 import { realtimeProtocolFor, type RealtimeProtocol } from '../providers/realtime.ts';
 import { firstFrameChoice, type FirstFrameChoice } from './choice.ts';
 import { connectDifference } from './connect-miss.ts';
+import { firstFrameDistance } from './nearest-frame.ts';
 import type { BehindFault, Continue, LiveFault } from './live-cut.ts';
 import type { RealtimeSessionOptions } from './session.ts';
-import { FAULT_CLOSE_CODE, LiveSession, ReplaySession, asBuffer, errorText, firstFrameKey, sendMiss, type Data, type ReplayChaos } from './session.ts';
+import { FAULT_CLOSE_CODE, LiveSession, ReplaySession, asBuffer, errorText, firstFrameKey, sendMiss, sendUpstreamFailure, type Data, type ReplayChaos } from './session.ts';
 import { RealtimeTape, type HeadTurn, type LoadedSession, type RealtimeTapeOptions, type RealtimeTiming } from './tape.ts';
 import { checkOptionNames, optionNames } from '../option-names.ts';
 import { checkRedactOptions, REDACT_INNER } from '../store/redact-options.ts';
@@ -147,7 +148,8 @@ export class RealtimeEndpoint {
     // redact.query names) masked as in an HTTP request's stored URL.
     const stored = tape.redactor.url(safeUrl(url, protocol));
     const label = `${req.method ?? 'GET'} ${stored}`;
-    const base: Omit<RealtimeSessionOptions, 'client'> = { tape, protocol, label, timing: this.opts.timing };
+    // `asked`: the connect's own secrets, masked in what a session stores and what a miss shows.
+    const base: Omit<RealtimeSessionOptions, 'client'> = { tape, protocol, label, timing: this.opts.timing, asked: askedBy(req, offered, protocol) };
     // Update mode: a replayed connect whose frames differ from every recorded session goes on live, recorded.
     if (tape.mode === 'update' && this.opts.upstream) base.goLive = this.goLive(tape, protocol, base, key, label, req, url, offered, stored, kept);
     let faults: ConnectChaos | undefined;
@@ -198,6 +200,14 @@ export class RealtimeEndpoint {
       if (session) return this.serveRecorded(req, socket, head, kept, base, session, faults && this.faultsOf(faults, key, label), choice, seat);
     }
     if (tape.serves && tape.mode === 'replay') {
+      // --strict-order, and every session of this connect was taken: not a connect that differs.
+      const places = tape.strictOrder ? (tape.lineup(key)?.places() ?? []) : [];
+      if (places.length > 0) {
+        const n = places.length;
+        const taken = places.every((p) => p.served) ? 'replayed already' : 'replayed already, or held by connects waiting for their first frame';
+        const message = usedUp(tape, protocol, `no recording of this session left (${label})`, `the ${n === 1 ? '1 session' : `${n} sessions`} recorded for this connect ${n === 1 ? 'was' : 'were'} ${taken} (${STRICT})`);
+        return this.accept(req, socket, head, kept[0], (client) => sendMiss(client, protocol, message));
+      }
       // A fault needs a recording to cut: a miss is answered as a miss (no fault drawn for it).
       const other = tape.exists ? connectDifference(tape.sessionHeads(), stored, kept, req.headers) : undefined;
       const message = noRecording(tape, protocol, tape.exists ? `no recording of this session (${label})${other ? `: ${other}` : ''}` : `no tape at ${tape.location}`);
@@ -271,7 +281,8 @@ export class RealtimeEndpoint {
       const failed = (why: string): void => {
         client.off('message', hold);
         this.upstreamFailed(target, why);
-        sendMiss(client, protocol, `tapedeck: this session has no recording (${label}) and the upstream WebSocket ${target.origin}${target.pathname} failed: ${why}`);
+        // The cause first: a Gemini client has only the close reason's 123 bytes.
+        sendUpstreamFailure(client, protocol, `tapedeck: the upstream ${refused ? 'refused the session' : 'failed'} (${why}), so this session, which the tape has no recording of, cannot go on live: ${target.origin}${target.pathname} (${label})`);
       };
       let refused = false;
       up.on('unexpected-response', (_r, res) => {
@@ -466,9 +477,10 @@ export class RealtimeEndpoint {
     const choose = async (): Promise<void> => {
       const [b] = early[0]!;
       const first = firstFrameKey(protocol, b);
-      let chosen: { session: LoadedSession; matched: boolean; index?: number } | undefined;
+      let chosen: { session: LoadedSession; matched: boolean; index?: number; replayed?: number } | undefined;
       try {
-        if (first !== undefined) chosen = await tape.chooseSession(key, first);
+        // A miss is told against the recorded first frame nearest this one, masked as stored.
+        if (first !== undefined) chosen = await tape.chooseSession(key, first, firstFrameDistance(protocol, () => tape.redactor.value(JSON.parse(b.toString('utf8')))));
         else {
           // A first frame that cannot choose (audio, binary): the connect's sessions in order.
           const next = await tape.nextPlace(key);
@@ -477,6 +489,13 @@ export class RealtimeEndpoint {
       } catch (e) {
         handOver(undefined);
         return sendMiss(client, protocol, `tapedeck: ${errorText(e)}`);
+      }
+      if (chosen?.replayed !== undefined) {
+        // --strict-order, and the sessions that start with this frame were replayed: said first,
+        // as the client may have only a close reason's 123 bytes.
+        const name = protocol.frameName(JSON.parse(b.toString('utf8')));
+        handOver(undefined);
+        return sendMiss(client, protocol, usedUp(tape, protocol, `client frame 1 (${name}) was replayed already`, `${STRICT} (session ${chosen.replayed + 1} of ${label} starts with this ${name})`));
       }
       if (chosen && (chosen.matched || tape.mode === 'replay')) {
         // Counted as every replayed session is; one told as a miss is taken back (ReplaySession.miss).
@@ -504,13 +523,13 @@ export class RealtimeEndpoint {
         res.resume();
         handOver(undefined);
         this.upstreamFailed(target, `it answered HTTP ${res.statusCode ?? 502}`);
-        sendMiss(client, protocol, `tapedeck: the upstream refused the WebSocket ${target.origin}${target.pathname} (HTTP ${res.statusCode ?? 502})`);
+        sendUpstreamFailure(client, protocol, `tapedeck: the upstream refused the WebSocket ${target.origin}${target.pathname} (HTTP ${res.statusCode ?? 502})`);
       });
       up.on('error', (e) => {
         if (up.readyState === up.OPEN) return;
         handOver(undefined);
         this.upstreamFailed(target, e.message);
-        sendMiss(client, protocol, `tapedeck: the upstream WebSocket ${target.origin}${target.pathname} failed: ${e.message}`);
+        sendUpstreamFailure(client, protocol, `tapedeck: the upstream WebSocket ${target.origin}${target.pathname} failed: ${e.message}`);
       });
       up.once('open', () => {
         if (client.readyState !== client.OPEN) return up.close();
@@ -624,6 +643,21 @@ function noRecording(tape: RealtimeTape, protocol: RealtimeProtocol, difference:
   const fix = tape.recordCommand;
   const message = `tapedeck miss: ${difference}; ${fix}`;
   const report = `tapedeck: realtime miss in ${tape.location}: ${difference}\n  ${fix}`;
+  tape.miss(protocol.provider, message, report);
+  tape.warn(report);
+  return message;
+}
+
+const STRICT = 'with --strict-order each recorded session replays once';
+
+/**
+ * The miss of a connect whose recorded sessions were all replayed under --strict-order (`why`
+ * says which), counted and reported as any miss: the tape has them, so it says so in place of
+ * how to re-record.
+ */
+function usedUp(tape: RealtimeTape, protocol: RealtimeProtocol, difference: string, why: string): string {
+  const message = `tapedeck miss: ${difference}: ${why}`;
+  const report = `tapedeck: realtime miss in ${tape.location}: ${difference}\n  ${why}`;
   tape.miss(protocol.provider, message, report);
   tape.warn(report);
   return message;

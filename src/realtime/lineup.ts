@@ -323,20 +323,25 @@ export class Lineup {
   }
 
   /**
-   * The first session read so far that is not served, else the last one read (the session a
-   * miss is told against when no session starts with the connect's frame).
+   * The session a miss is told against when no session starts with the connect's frame: of
+   * those read so far, the nearest by `distance` (how far its first frame is from the
+   * connect's), so the miss names what the user changed, not what another recording differs in;
+   * among equally near ones, the first not served, else the last one.
    *
    * @example
-   * lineup.toldAgainst() // the next session in order
+   * lineup.toldAgainst((s) => differenceCount(mine, firstFrameOf(s))) // the nearest recorded frame
    */
-  toldAgainst(): LoadedSession | undefined {
-    let last: LoadedSession | undefined;
+  toldAgainst(distance: (s: LoadedSession) => number = () => 0): LoadedSession | undefined {
+    let best: { session: LoadedSession; d: number; served: boolean } | undefined;
     for (let i = 0; i < this.slots.length; i++) {
       const s = this.slots[i]!;
       if (!('session' in s)) continue;
-      if (!this.served[i]) return s.session;
-      last = s.session;
+      const d = distance(s.session);
+      const served = this.served[i]!;
+      // Nearer wins. As near, a later one wins over a served one: so the first not served is
+      // kept, and among served ones only, the last.
+      if (!best || d < best.d || (d === best.d && best.served)) best = { session: s.session, d, served };
     }
-    return last;
+    return best?.session;
   }
 }

@@ -21,6 +21,33 @@ import type { LoadedSession } from './tape.ts';
 /** A frame the server sent. */
 export type ServerFrame = Exclude<RealtimeFrame, { c: 1 }>;
 
+/**
+ * A session's frames with the server's opening first: a frame the server sends on connect
+ * (`opensSession`: OpenAI's `session.created`) that came after client frames (a client that
+ * spoke as soon as the socket opened got its frame to the proxy first) is moved before them.
+ * Without it such a session had no opening: a client waiting for `session.created` got nothing
+ * on connect, and the session "opened differently" from the connect's other sessions, so
+ * replaying them out of recorded order missed, depending on a race when they were recorded.
+ *
+ * @example
+ * openingFirst(openai, [{ c: 1, ...sessionUpdate }, { text: '{"type":"session.created",...}' }, ...])
+ * // [{ text: '{"type":"session.created",...}' }, { c: 1, ...sessionUpdate }, ...]
+ */
+export function openingFirst(protocol: RealtimeProtocol | undefined, frames: RealtimeFrame[]): RealtimeFrame[] {
+  if (!protocol?.opensSession) return frames;
+  const i = frames.findIndex((f) => !('c' in f));
+  if (i <= 0) return frames;
+  const f = frames[i]!;
+  if (!('text' in f)) return frames;
+  let msg: unknown;
+  try {
+    msg = JSON.parse(f.text);
+  } catch {
+    return frames;
+  }
+  return protocol.opensSession(msg) ? [f, ...frames.slice(0, i), ...frames.slice(i + 1)] : frames;
+}
+
 /** The server frames before the first client frame. */
 function opening(s: LoadedSession): ServerFrame[] {
   const out: ServerFrame[] = [];

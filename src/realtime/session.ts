@@ -151,9 +151,9 @@ export interface RealtimeSessionOptions {
    */
   catchUp?: GoLive;
   /**
-   * Live only: what the connect carried (its headers, URL and the keys of its subprotocols), so
-   * the server's frames have the connect's own secrets masked where they repeat them
-   * (src/store/echo-redact.ts).
+   * What the connect carried (its headers, URL and the keys of its subprotocols), so frames have
+   * the connect's own secrets masked where they repeat them (src/store/echo-redact.ts): live,
+   * the server's and the client's frames as stored; in replay, a client frame as a miss shows it.
    */
   asked?: EchoSource;
 }
@@ -413,11 +413,15 @@ export class LiveSession implements BehindFault {
     this.closeRun();
     if (msg === undefined) {
       const d = this.blob(b);
-      this.frames.push({ ms: this.ms(), c: 1, key: hashValue({ binary: d }), blob: d, bytes: b.length });
+      // `asText`: a text frame that is not JSON, as a miss names it (keyed by its bytes all the same).
+      this.frames.push({ ms: this.ms(), c: 1, key: hashValue({ binary: d }), blob: d, bytes: b.length, ...(binary ? {} : { asText: true as const }) });
       return this.stepped();
     }
     const key = hashValue(this.opts.protocol.frameKey(msg, this.ids.id));
-    this.frames.push({ ms: this.ms(), c: 1, key, msg: this.tape.redactor.value(msg), ...(binary ? { binary: true as const } : {}) });
+    // Keyed as sent (a frame with another key in it is another frame), stored with the connect's
+    // own secrets masked as the server's frames repeating them are: a key with no known format
+    // (Azure's 32 hex) is found only because the connect carried it.
+    this.frames.push({ ms: this.ms(), c: 1, key, msg: this.masks.value(msg), ...(binary ? { binary: true as const } : {}) });
     this.stepped();
   }
 
@@ -1035,13 +1039,42 @@ export class ReplaySession implements Occupant {
     }
   }
 
+  /** Whether the session replayed now ends cut (the upstream went away, its recorder or client died, or the tape is damaged there), not still being recorded behind chaos's close. */
+  private recordedCut(): boolean {
+    return this.end ? this.end.cut === true : !this.opts.continues;
+  }
+
+  /**
+   * Says why the replay cuts the connection (`when`), where the user looks (serve's stderr): a
+   * dropped connection alone reads as a bug, and a client that changed what it sends next meets
+   * the cut before any comparison.
+   */
+  private warnCut(when: string): void {
+    const n = this.steps.length;
+    const frames = `${n} client frame${n === 1 ? '' : 's'}`;
+    const damaged = this.current.damaged;
+    if (damaged !== undefined) this.tape.warn(`tapedeck: realtime session ${this.opts.label} in ${this.tape.location} is damaged after ${frames} (${damaged}), so the replay cuts the connection ${when}; record the session again: ${this.tape.recordCommand}`);
+    else this.tape.warn(`tapedeck: realtime session ${this.opts.label} in ${this.tape.location} was recorded cut after ${frames} (the upstream or the recording client went away), so the replay cuts the connection (1006) ${when}; it has no more to replay: ${this.tape.recordCommand}`);
+  }
+
   /**
    * After the last step: the server's own close, as recorded. A session the client closed, or
    * the recording proxy's shutdown ended (the recording run's end, not the API's), stays open
-   * for the client to close; a cut is met at the client's next frame.
+   * for the client to close. A cut one is cut here, once its last frames are out: the recording
+   * client met the cut waiting for an answer it never got (its frames sent back to back reach
+   * the tape with an earlier answer, the one in flight does not), and a replaying client would
+   * wait for it forever. Not before the first frame of a connect it chooses the session of.
    */
   private maybeEnd(): void {
-    if (this.step < this.steps.length || !this.end || this.end.by !== 'server' || this.end.cut) return;
+    if (this.step < this.steps.length || this.over) return;
+    if (this.recordedCut()) {
+      if (this.opts.choice && !this.started) return;
+      this.over = true;
+      this.warnCut('once it has sent what was recorded before the cut');
+      void this.clock.then(() => cutClient(this.opts.client));
+      return;
+    }
+    if (!this.end || this.end.by !== 'server' || this.end.cut) return;
     const { code, reason } = this.end;
     void this.clock.then(() => {
       const c = this.opts.client;
@@ -1101,19 +1134,12 @@ export class ReplaySession implements Occupant {
         this.over = true;
         return this.opts.continues(this.opts.client, b, binary, this.swap);
       }
-      // The recorder was cut here (the upstream went away, or it died): so is the replay.
-      if (!this.end || this.end.cut) {
+      // The recorder was cut here (the upstream went away, or it died): so is the replay (a
+      // session chosen by this connect's first frame that has no client frame of its own).
+      if (this.recordedCut()) {
         this.over = true;
         this.opts.client.terminate();
-        // Said where the user looks (serve's stderr): a dropped connection alone reads as a bug,
-        // and a client that changed what it sends next meets the cut before any comparison.
-        const n = this.steps.length;
-        const damaged = this.current.damaged;
-        if (damaged !== undefined) {
-          this.tape.warn(`tapedeck: realtime session ${this.opts.label} in ${this.tape.location} is damaged after ${n} client frame${n === 1 ? '' : 's'} (${damaged}), so the replay cuts the connection at the client's next frame (a ${msg === undefined ? `${b.length}-byte frame` : p.frameName(msg)}); record the session again: ${this.tape.recordCommand}`);
-          return;
-        }
-        this.tape.warn(`tapedeck: realtime session ${this.opts.label} in ${this.tape.location} was recorded cut after ${n} client frame${n === 1 ? '' : 's'} (the upstream or the recording client went away), so the replay cuts the connection at the client's next frame (a ${msg === undefined ? `${b.length}-byte frame` : p.frameName(msg)}); it has no more to replay: ${this.tape.recordCommand}`);
+        this.warnCut(`at the client's next frame (a ${msg === undefined ? `${b.length}-byte frame` : p.frameName(msg)})`);
         return;
       }
       return this.differs(msg, `the recording has no more client frames (it has ${this.steps.length}); the client sent a ${ordinal(this.clientFrames)}: ${msg === undefined ? `${b.length} bytes` : p.frameName(msg)}`, sent, again);
@@ -1127,7 +1153,8 @@ export class ReplaySession implements Occupant {
     }
     if (key !== rec.key) {
       if (msg !== undefined && 'msg' in rec) {
-        const mine = this.tape.redactor.value(msg);
+        // Masked as the recording's frame was: the connect's own key shows in neither side.
+        const mine = (this.opts.asked ? echoing(this.tape.redactor, this.opts.asked) : this.tape.redactor).value(msg);
         const d = firstDifference(p.frameKey(mine, new Ids().id), p.frameKey(rec.msg, new Ids().id));
         // Ids are compared renumbered (`#1`): the client's own id is what it knows, where it is.
         const own = (v: unknown, from: unknown) => (typeof v === 'string' && /^#\d+$/.test(v) && d ? (valueAt(from, d.path) ?? v) : v);
@@ -1136,7 +1163,8 @@ export class ReplaySession implements Occupant {
         const where = d ? `${d.path} differs, ${shown(own(d.got, mine))} vs ${shown(own(d.recorded, rec.msg))}` : secretAt ? `${secretAt} differs (a secret, masked on both sides)` : 'differs (in a secret)';
         return this.differs(msg, `client frame ${this.clientFrames} (${p.frameName(msg)}): ${where} in the recording`, sent, again);
       }
-      return this.differs(msg, `client frame ${this.clientFrames} (${msg === undefined ? notJson(binary) : p.frameName(msg)}) differs from the recording's (${'msg' in rec ? p.frameName(rec.msg) : 'binary data'})`, sent, again);
+      const theirs = 'msg' in rec ? p.frameName(rec.msg) : notJson(rec.asText !== true);
+      return this.differs(msg, `client frame ${this.clientFrames} (${msg === undefined ? notJson(binary) : p.frameName(msg)}) differs from the recording's (${theirs})${msg === undefined && 'blob' in rec ? this.bytesDiffer(b, !binary && rec.asText === true, rec.blob) : ''}`, sent, again);
     }
     if (hasIds && 'msg' in rec) {
       // Keyed alike, but an id where the recording's client echoed the server's (a call's
@@ -1161,6 +1189,18 @@ export class ReplaySession implements Occupant {
     }
     this.play(this.fresh(this.step - 1, 0, step.server), rec.ms);
     this.maybeEnd();
+  }
+
+  /**
+   * Where a client frame that is not JSON differs from the recorded one (stored as `blob`): both
+   * texts (`text`: both were text frames), else the first byte that differs.
+   */
+  private bytesDiffer(mine: Buffer, text: boolean, blob: string): string {
+    const recorded = Buffer.from(this.tape.blob(blob));
+    if (text) return `: ${shown(mine.toString('utf8'))} vs ${shown(recorded.toString('utf8'))}`;
+    let i = 0;
+    while (i < mine.length && i < recorded.length && mine[i] === recorded[i]) i++;
+    return `: they differ at byte ${i} (${mine.length} bytes; the recording's ${recorded.length})`;
   }
 
   /** Client audio: compared byte for byte with the recorded run(s), server frames sent as it catches up. */
@@ -1203,6 +1243,8 @@ export class ReplaySession implements Occupant {
         this.offset = 0;
         this.sent = 0;
         this.maybeEnd();
+        // Cut there (a session recorded cut): the rest of the chunk meets the cut, not a miss.
+        if (this.over) return;
       }
     }
   }
@@ -1254,6 +1296,39 @@ export function sendMiss(client: WebSocket, protocol: RealtimeProtocol, message:
     for (const f of answer.frames) client.send(f);
     client.close(answer.close.code, closeReason(answer.close.reason));
   });
+}
+
+/**
+ * Drops a client's connection without a close frame (it sees 1006), as a cut upstream drops it.
+ * terminate() destroys the socket and loses what is still being written (the last frames of a
+ * step, corked by play()): the socket is ended instead, which sends them first; a client that
+ * does not end its side within a second is terminated.
+ */
+function cutClient(client: WebSocket): void {
+  if (client.readyState !== client.OPEN) return;
+  const socket = (client as unknown as { _socket?: { end(): void } })._socket;
+  if (!socket) return client.terminate();
+  socket.end();
+  setTimeout(() => client.terminate(), 1000).unref();
+}
+
+/** The close code of a session whose upstream failed (the IANA registry's 1014, Bad Gateway): not a miss's. */
+export const UPSTREAM_FAILED_CLOSE_CODE = 1014;
+
+/**
+ * Tells a client its session cannot go on because the upstream failed (refused it, could not be
+ * reached): in the provider's shape as a miss is (OpenAI: an `error` event), then a close with
+ * 1014, so a client tells "not recorded" (1008) from "upstream down". Where the provider says
+ * it in the close reason (Gemini), the message is the reason: put the cause first.
+ *
+ * @example
+ * sendUpstreamFailure(ws, protocol, 'tapedeck: the upstream refused the session (it answered HTTP 401): ...')
+ */
+export function sendUpstreamFailure(client: WebSocket, protocol: RealtimeProtocol, message: string): void {
+  const answer = protocol.miss(message);
+  if (client.readyState !== client.OPEN) return;
+  for (const f of answer.frames) client.send(f);
+  client.close(UPSTREAM_FAILED_CLOSE_CODE, closeReason(answer.close.reason === message ? message : 'tapedeck: the upstream failed: see the error event'));
 }
 
 /** A TapedeckError's text without a stack, for a close reason or an error event. */

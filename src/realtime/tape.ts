@@ -10,7 +10,9 @@ import { TapedeckError } from '../errors.ts';
 import { REALTIME_RECORD_KIND, realtimeRecords, type RealtimeEnd, type RealtimeFrame, type RealtimePartRecord, type RealtimeRecord, type RealtimeSessionRecord } from '../store/records.ts';
 import { openSessionCollection, SessionTape, type SessionTapeOptions } from '../store/session-tape.ts';
 import type { CloseReport } from '../store/collection.ts';
+import { REALTIME_PROTOCOLS } from '../providers/realtime.ts';
 import { Lineup, type Slot, type Ticket } from './lineup.ts';
+import { openingFirst } from './opening.ts';
 import { noteSessionsUsed } from './prune.ts';
 import { afterRecordRun, recordRunSessions } from './rerecord.ts';
 import { decodedValues, realtimeUsageMark } from './usage-mark.ts';
@@ -175,18 +177,22 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
    * The session for a connect whose first client frame chooses how it answers (Gemini's `setup`
    * names the model, which its URL does not): the first session of the connect not served yet
    * whose first client frame keys as `first`; past those, the last such session again unless
-   * strictOrder. `matched: false` gives the session the miss is told against (the first one not
-   * served, else the last), which stays unserved: a connect that missed uses up no recording.
-   * `index`: the place of a session matched and not served before (see Lineup.putBack).
+   * strictOrder. `matched: false` gives the session the miss is told against (the nearest by
+   * `distance` from the connect's first frame: Lineup.toldAgainst), which stays unserved: a
+   * connect that missed uses up no recording. `index`: the place of a session matched and not
+   * served before (see Lineup.putBack). `replayed`: with strictOrder, the place of the first
+   * session that does start with the frame, replayed already (the miss says so: re-recording
+   * would not help).
    */
-  async chooseSession(key: string, first: string): Promise<{ session: LoadedSession; matched: boolean; index?: number } | undefined> {
+  async chooseSession(key: string, first: string, distance?: (s: LoadedSession) => number): Promise<{ session: LoadedSession; matched: boolean; index?: number; replayed?: number } | undefined> {
     const l = this.lineup(key);
     if (!l) return undefined;
     const got = await l.choose(first, () => true);
     if (got) return { session: got.session, matched: true, index: got.index };
-    const again = this.strictOrder ? undefined : l.startingWith(first).at(-1);
-    if (again) return { session: again.session, matched: true };
-    const told = l.toldAgainst();
+    const starting = l.startingWith(first);
+    const again = starting.at(-1);
+    if (again) return this.strictOrder ? { session: again.session, matched: false, replayed: starting[0]!.index } : { session: again.session, matched: true };
+    const told = l.toldAgainst(distance);
     return told ? { session: told, matched: false } : undefined;
   }
 
@@ -265,7 +271,9 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
         if (rec?.role === 'blob') this.blobCache.set(d, rec.data);
       }
     }
-    const session = { head, frames, ...(end ? { end } : {}), ...(damaged ? { damaged } : {}) };
+    // The server's opening first, wherever a client that spoke at once put it (./opening.ts).
+    const protocol = REALTIME_PROTOCOLS.find((p) => p.provider === head.provider);
+    const session = { head, frames: openingFirst(protocol, frames), ...(end ? { end } : {}), ...(damaged ? { damaged } : {}) };
     this.loaded.set(head.sid, session);
     return session;
   }

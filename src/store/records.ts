@@ -616,7 +616,7 @@ export const REALTIME_RECORD_KIND = 'realtime';
 export type RealtimeFrame =
   | { ms: number; c: 1; key: string; msg: unknown; binary?: true }
   | { ms: number; c: 1; key: string; audio: { stream: string; blob: string; bytes: number; chunks: number } }
-  | { ms: number; c: 1; key: string; blob: string; bytes: number }
+  | { ms: number; c: 1; key: string; blob: string; bytes: number; asText?: true }
   | { ms: number; text: string; blobs?: string[]; at?: number; binary?: true }
   | { ms: number; blob: string; bytes: number; at?: number };
 

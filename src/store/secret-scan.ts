@@ -19,6 +19,7 @@ import { privateKeysIn } from './credential.ts';
 import { base64TextFile, credentialMatches, dataUrlHead, isMask, redactor } from './redact.ts';
 import { TOKEN_CHARS } from './credential.ts';
 import { childPath } from './tape-json.ts';
+import { echoedSecrets } from './echoed-secret-scan.ts';
 import { FORM_START } from './http-body.ts';
 import { queryPairs } from './query-pairs.ts';
 import { grantCode } from './secret-words.ts';
@@ -32,7 +33,7 @@ export interface SecretFinding {
   offset: number;
   /** Where in the record: a JSON path, then where inside a body (`event 3`, `line 2`, `frame 1`). */
   path: string;
-  kind: 'bearer token' | 'key format' | 'secret member' | 'secret query parameter';
+  kind: 'bearer token' | 'key format' | 'secret member' | 'secret query parameter' | 'echoed secret';
   /** The first characters of the value and its length; never the whole value. */
   excerpt: string;
   /**
@@ -285,6 +286,8 @@ export function secretsInValue(value: unknown): Omit<SecretFinding, 'record' | '
     seen.add(id);
     out.push({ path, kind, excerpt: excerpt(found), ...(kept ? { kept: true as const } : {}) });
   }, 0);
+  // A realtime client's key that the server's frame repeating it has masked (./echoed-secret-scan.ts).
+  for (const e of echoedSecrets(value)) out.push({ path: e.path, kind: 'echoed secret', excerpt: excerpt(e.found) });
   return out;
 }
 
