@@ -218,8 +218,28 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
   /** The next record of `key` not served yet, a shared store's new ones (other writers') included. */
   private async nextHead(key: string): Promise<RealtimeRecord | undefined> {
     const col = this.col!;
-    const head = col.next(key);
-    return head ?? ((await this.refreshed(key)) ? col.next(key) : undefined);
+    const head = this.pastRemoved(() => col.next(key));
+    return head ?? ((await this.refreshed(key)) ? this.pastRemoved(() => col.next(key)) : undefined);
+  }
+
+  /**
+   * `next()`, past the places of sessions removed from a sound store. The heads of a connect are
+   * numbered in recorded order, and the collection takes a head numbered past a missing one for
+   * a recording lost to damage; but a connect's sessions are chosen by their first frames, not
+   * by their turn, and a session removed by a prune of unused ones (`--prune-unused`,
+   * TAPEDECK_PRUNE=1) leaves the ones recorded after it numbered so. They replay; a connect
+   * that wanted the removed one misses, told what differs. Damage on the store is still told.
+   */
+  private pastRemoved(next: () => RealtimeRecord | undefined): RealtimeRecord | undefined {
+    for (;;) {
+      try {
+        return next();
+      } catch (e) {
+        // `missing`: nothing on the store is damaged, a head is numbered past a removed one. Each
+        // such throw passes one missing turn, so the loop ends at the head.
+        if (!(e instanceof TapedeckError) || e.code !== 'E_TAPE_DAMAGED' || e.details.missing !== true) throw e;
+      }
+    }
   }
 
   /** Whether a shared store (Redis) has records of `key` other writers made since it was read. */
