@@ -17,7 +17,8 @@
  * model's recording holds finds the recording made with the secret itself.
  */
 import { hashValue } from '../core/index.ts';
-import { VOLATILE_MARK } from '../providers/volatile-text.ts';
+import { put } from '../providers/normalize.ts';
+import { replaceIn } from '../providers/volatile-text.ts';
 
 /**
  * What a session leaves out of its keys besides the rules above (docs/mcp.md, "Volatile
@@ -30,20 +31,17 @@ export interface McpVolatile {
   keys: ReadonlySet<string>;
 }
 
-/** The params with volatile values left out (the input itself when nothing changed). */
+/**
+ * A copy of the params with volatile values left out. Members are put as normalize.ts puts them:
+ * `out[k] = x` would make a `__proto__` member (JSON.parse makes own ones) the copy's prototype,
+ * dropped from the key, and two calls differing there one call.
+ */
 function withoutVolatile(v: unknown, vol: McpVolatile): unknown {
-  if (typeof v === 'string') {
-    let out = v;
-    for (const re of vol.text) {
-      re.lastIndex = 0;
-      out = out.replace(re, VOLATILE_MARK);
-    }
-    return out;
-  }
+  if (typeof v === 'string') return replaceIn(v, vol.text);
   if (v === null || typeof v !== 'object') return v;
   if (Array.isArray(v)) return v.map((x) => withoutVolatile(x, vol));
   const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v)) if (!vol.keys.has(k)) out[k] = withoutVolatile(x, vol);
+  for (const [k, x] of Object.entries(v)) if (!vol.keys.has(k)) put(out, k, withoutVolatile(x, vol));
   return out;
 }
 

@@ -78,8 +78,14 @@ function badList(v: unknown): TapedeckError {
   });
 }
 
-/** The text with every match of every pattern replaced by VOLATILE_MARK; matches go to `spans`. */
-function replaceIn(text: string, patterns: readonly RegExp[], message: number, spans?: VolatileSpan[]): string {
+/**
+ * The text with every match of every pattern replaced by VOLATILE_MARK; matches go to `spans`
+ * (as of message `message`). Also how an MCP call's params leave volatile text out of its key.
+ *
+ * @example
+ * replaceIn('at 2026-01-05', [/\d{4}-\d{2}-\d{2}/g]) // 'at <volatile>'
+ */
+export function replaceIn(text: string, patterns: readonly RegExp[], message = 0, spans?: VolatileSpan[]): string {
   let out = text;
   for (const re of patterns) {
     re.lastIndex = 0;

@@ -8,6 +8,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { describe, expect, it } from 'vitest';
 import { tapeTransport } from '../../src/mcp/index.ts';
+import { mcpKey } from '../../src/mcp/key.ts';
 import { VOLATILE_PATTERNS } from '../../src/index.ts';
 import { CLI, FAILS_IF_RUN, MEMORY, tmp } from './helpers.ts';
 
@@ -61,5 +62,14 @@ describe('volatile values in MCP call params', { timeout: 60_000 }, () => {
 
   it('a pattern that matches the empty string is E_ARG, as for the model', () => {
     expect(() => tapeTransport(never, { tape: 'x.tape', mode: 'replay', volatileText: [/\d*/] })).toThrow(/matches the empty string/);
+  });
+
+  it('a member named __proto__ (JSON.parse makes own ones) stays in the key with volatile values left out', () => {
+    const vol = { text: [/\d{4}-\d{2}-\d{2}/g], keys: new Set(['nonce']) };
+    const call = (x: number) => JSON.parse(`{"name":"t","arguments":{"__proto__":{"x":${x}},"nonce":"n${x}","day":"2026-01-0${x}"}}`) as unknown;
+    expect(mcpKey('tools/call', call(1), vol)).not.toBe(mcpKey('tools/call', call(2), vol));
+    // The volatile values themselves are left out: only the __proto__ member tells these apart.
+    const same = (x: number, n: number) => JSON.parse(`{"name":"t","arguments":{"__proto__":{"x":${x}},"nonce":"n${n}","day":"2026-01-0${n}"}}`) as unknown;
+    expect(mcpKey('tools/call', same(1, 1), vol)).toBe(mcpKey('tools/call', same(1, 2), vol));
   });
 });
