@@ -13,7 +13,7 @@ import { importTapeJSON } from '../store/export.ts';
 import { recordingFilesMessage, recordingJsonFilesMessage, talkbackBesideJsonMessage } from '../store/import/dir-files.ts';
 import { refuseSameFile } from '../store/import/target.ts';
 import { refuseNonTapeTarget } from '../store/import/target-recording.ts';
-import { detectFormat, formatByName, FORMAT_NAMES, IMPORT_FORMATS, READS, refuseBinary, refuseNotUtf8, type ImportFormat } from '../store/import/read.ts';
+import { detectFormat, formatByName, FORMAT_NAMES, IMPORT_FORMATS, jsonInputKind, READS, refuseBinary, refuseNotUtf8, type ImportFormat } from '../store/import/read.ts';
 import { isTalkbackDirectory } from '../store/import/talkback.ts';
 import { importCacheJSON, importRecordingsDir } from '../store/migrate.ts';
 import { TAPE_MAGIC } from '../store/tape-codec.ts';
@@ -163,11 +163,12 @@ async function importAny(src: string, out: string, force: boolean, ignoredArgs: 
     });
   }
   const parsed = parsedInput(bytes, src, name);
-  const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-  if (isObject(parsed) && isObject(parsed.entries) && !('records' in parsed)) {
+  const kind = jsonInputKind(parsed);
+  if (kind === 'cache') {
     return { ...(await importCacheJSON(src, out, { force, ignoredArgs, ...(redact ? { redact } : {}), onWarning: warn })), from: 'a DSPy-style cache.json', cache: true };
   }
-  if (isObject(parsed) && isObject(parsed.header) && Array.isArray(parsed.records)) return importExport(bytes.toString('utf8'), src, out, force, ignoredArgs, redact);
+  if (kind === 'export') return importExport(bytes.toString('utf8'), src, out, force, ignoredArgs, redact);
+  const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
   const found = Array.isArray(parsed) ? 'an array' : isObject(parsed) ? `an object with ${Object.keys(parsed).length ? `keys ${Object.keys(parsed).slice(0, 5).join(', ')}` : 'no keys'}` : parsed === null ? 'null' : `a ${typeof parsed}`;
   throw new TapedeckError('E_IMPORT_FORMAT', `${src === '-' ? 'stdin' : src} is none of the formats import reads: found ${found}; no tape written.`, { file: src, hint: formats });
 }

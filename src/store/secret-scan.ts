@@ -126,20 +126,20 @@ function secretQueryValues(s: string): string[] {
  */
 const INLINE_PAIR = /(?<![\w.?&;/-])([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*=[ \t]*(["']?)([^\s"'&;,]+)\2/g;
 
-/**
- * The values of a line's secret-named `NAME=value` or YAML `name: value` (see envSecrets), and of
- * its secret-named `name=value` pairs anywhere in it, that look like secrets: long and random
- * enough, not masks.
- */
 // A password is what people type, short and far from random (`hunter2hunter2`), so the
-// long-and-random rule above missed the very values a `DB_PASSWORD=…` line pasted into a prompt
-// holds. After a name that ends in a password word, any value of 6 characters or more is one,
+// long-and-random rule of envValues missed the very values a `DB_PASSWORD=…` line pasted into a
+// prompt holds. After a name that ends in a password word, any value of 6 characters or more is one,
 // unless it is a placeholder: a template (`<…>`, `${…}`, `{{…}}`, `%…%`), one character repeated
 // (`********`) or a word that stands for a password.
 const PASSWORD_NAME = /(?:pass(?:word|wd|phrase)?|pwd)$/i;
 const PLACEHOLDER = /^(?:<.*>|\$\{.*\}|\{\{.*\}\}|%.*%|(.)\1*|(?:your|my|the|db|user|app)?[_-]?(?:pass(?:word|wd)?|secret)|changeme|change[_-]?me|none|null|nil|undefined|empty|example|placeholder|redacted|secret|xxx+|\*+)$/i;
 const humanPassword = (v: string): boolean => v.length >= 6 && !PLACEHOLDER.test(v);
 
+/**
+ * The values of a line's secret-named `NAME=value` or YAML `name: value` (see envSecrets), and of
+ * its secret-named `name=value` pairs anywhere in it, that look like secrets: long and random
+ * enough, or after a password name anything but a placeholder; never masks.
+ */
 function envValues(line: string, inline = true): string[] {
   const out = new Set<string>();
   const judge = (name: string, v: string): void => {

@@ -21,7 +21,7 @@ import { TAPE_MAGIC } from '../tape-codec.ts';
 export const IMPORT_FORMATS = ['har', 'vcr', 'nock', 'fixtures', 'talkback'] as const;
 export type ImportFormat = (typeof IMPORT_FORMATS)[number];
 
-/** What each recording format is called in a message (`found a VCR.py cassette`). */
+/** What each recording format is called in a message (`found a VCR.py cassette`, `is UTF-16 text, not a HAR`). */
 export const FORMAT_NAMES: Readonly<Record<ImportFormat, string>> = { har: 'a HAR', vcr: 'a VCR.py cassette', nock: 'a nock recording', fixtures: 'mock-server fixtures', talkback: 'a talkback tape' };
 
 /** The format a recording file's name says (`.har`, `.yaml` / `.yml`, `.json5`: the only JSON5 files import reads are talkback's), if any. */
@@ -110,9 +110,6 @@ function refuseZip(file: string, text: string): void {
 /** The UTF-8 decoding of a tape's first bytes, as a tape read as text begins. */
 const TAPE_TEXT = Buffer.from(TAPE_MAGIC).toString('utf8');
 
-/** A format as messages name it. */
-const FORMAT_WORDS: Record<ImportFormat, string> = { har: 'a HAR', vcr: 'a VCR.py cassette', nock: 'a nock recording', fixtures: 'mock-server fixtures', talkback: 'a talkback tape' };
-
 /**
  * Refuses a file that is no text a recording is written in, saying what it is: a zip archive, a
  * gzip file (a HAR or cassette saved compressed), a tapedeck tape (the arguments swapped), UTF-16
@@ -127,7 +124,7 @@ const FORMAT_WORDS: Record<ImportFormat, string> = { har: 'a HAR', vcr: 'a VCR.p
 export function refuseBinary(file: string, text: string, format: ImportFormat | undefined): void {
   refuseZip(file, text);
   const head = text.slice(0, 4096);
-  const what = format === undefined ? 'a recording' : FORMAT_WORDS[format];
+  const what = format === undefined ? 'a recording' : FORMAT_NAMES[format];
   const refuse = (is: string, hint: string, why = ''): never => {
     throw new TapedeckError('E_IMPORT_FORMAT', `${file} is ${is}, not ${what}${why}; no tape written.`, { file, ...(format !== undefined ? { format } : {}), hint });
   };
@@ -164,7 +161,7 @@ export function refuseNotUtf8(file: string, bytes: Uint8Array, format: ImportFor
   const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   refuseBinary(file, b.toString('utf8', 0, Math.min(b.length, 4096)), format);
   const at = firstNonUtf8(b);
-  const what = format === undefined ? 'a recording' : FORMAT_WORDS[format];
+  const what = format === undefined ? 'a recording' : FORMAT_NAMES[format];
   throw new TapedeckError('E_IMPORT_FORMAT', `${file} is not UTF-8 text: ${notUtf8Byte(b, at)}, and ${what} is read as UTF-8 text; no tape written.`, {
     file,
     offset: at,
@@ -221,4 +218,21 @@ export function readRecordingFile(file: string, text: string, format: ImportForm
     default:
       throw new TapedeckError('E_ARG', `Unknown import format ${JSON.stringify(format)}.`, { hint: `Use one of ${IMPORT_FORMATS.join(', ')}.` });
   }
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * Which of import's JSON inputs that are no recording a parsed document is: a tapedeck JSON
+ * export (`header` and `records`) or a DSPy-style cache.json (`entries`, no `records`); undefined
+ * for anything else.
+ *
+ * @example
+ * jsonInputKind({ header: {}, records: [] }) // 'export'
+ */
+export function jsonInputKind(parsed: unknown): 'export' | 'cache' | undefined {
+  if (!isPlainObject(parsed)) return undefined;
+  if (isPlainObject(parsed.entries) && !('records' in parsed)) return 'cache';
+  if (isPlainObject(parsed.header) && Array.isArray(parsed.records)) return 'export';
+  return undefined;
 }

@@ -6,8 +6,7 @@
 import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { TapedeckError } from '../../errors.ts';
 import { TAPE_MAGIC } from '../tape-codec.ts';
-import { detectFormat, formatByName, FORMAT_NAMES, type ImportFormat } from './read.ts';
-import { isObject } from './exchange.ts';
+import { detectFormat, formatByName, FORMAT_NAMES, jsonInputKind, type ImportFormat } from './read.ts';
 import { tapeBeside } from './target.ts';
 
 /** Largest file at the tape's path read whole to say which recording it is (a larger one is named by its file name alone). */
@@ -80,8 +79,6 @@ function recordingAt(out: string, size: number): string | undefined {
   } catch {
     return undefined;
   }
-  if (!isObject(parsed)) return undefined;
-  if (isObject(parsed.header) && Array.isArray(parsed.records)) return 'a tapedeck JSON export';
-  if (isObject(parsed.entries)) return 'a DSPy-style cache.json';
-  return undefined;
+  const kind = jsonInputKind(parsed);
+  return kind === 'export' ? 'a tapedeck JSON export' : kind === 'cache' ? 'a DSPy-style cache.json' : undefined;
 }
