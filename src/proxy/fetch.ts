@@ -118,9 +118,14 @@ export interface TapedeckFetch {
   chaos(opts: ChaosOptions | undefined): void;
   /**
    * Waits for streams still being recorded (at most `shutdownTimeoutMs`, then aborts them, not
-   * recorded), writes pending records, closes the tape and the upstream connections.
+   * recorded), writes pending records, closes the tape and the upstream connections. `withinMs`
+   * bounds that wait instead (a caller that waited part of the shutdown timeout already, as the
+   * test helpers do, gives what is left of it).
+   *
+   * @example
+   * await fetch.close(2000) // what is still in flight after 2 s is aborted, not recorded
    */
-  close(): Promise<void>;
+  close(withinMs?: number): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -525,14 +530,14 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       () => {},
     );
   };
-  f.close = () => {
+  f.close = (withinMs = shutdownTimeoutMs) => {
     closing ??= (async () => {
       for (const end of hung) end(new TapedeckError('E_PROXY_CLOSED', 'This tapedeck fetch was closed while a call waited on an injected timeout.', { hint: 'Give the client a timeout shorter than the test.' }));
       // Past the bound, what is still in flight is aborted: a hung upstream must not keep
       // close() (and the test run or process behind it) waiting.
       const timer = setTimeout(() => {
         link.shutdown(`This tapedeck fetch was closed before the upstream finished answering (shutdown timeout ${shutdownTimeoutMs} ms); nothing was recorded.`);
-      }, shutdownTimeoutMs);
+      }, withinMs);
       try {
         for (;;) {
           // Bodies nobody is reading are read now, so they are recorded and close can finish.

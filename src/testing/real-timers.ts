@@ -63,6 +63,12 @@ export function nextTurn(): Promise<void> {
   return new Promise((r) => void immediate(r));
 }
 
+/**
+ * Milliseconds on a monotonic clock as it was when this module loaded (fake timers may fake
+ * Date and performance too), for a close's deadline (see `settle` in ./session.ts).
+ */
+export const realNow: () => number = performance.now.bind(performance);
+
 /** How often a watched wait looks again for fake timers, once past its bound. */
 const RECHECK_MS = 1000;
 

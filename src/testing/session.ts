@@ -23,9 +23,9 @@ import { checkHooks } from '../store/hooks.ts';
 import { errorAnswer } from '../proxy/http-errors.ts';
 import { endedWithErrorEvent } from '../proxy/error-event-answers.ts';
 import { installFetchSwitch, type FetchSwitch, type HostPattern } from '../proxy/global-fetch.ts';
-import { RedisBackend } from '../store/backends/redis-backend.ts';
+import { RedisBackend, saltOf } from '../store/backends/redis-backend.ts';
 import { isRedisUrl, maskRedisUrl } from '../store/backends/redis-connection.ts';
-import { namespaceOf } from '../store/backends/redis.ts';
+import { namespaceOf, RedisRecords } from '../store/backends/redis.ts';
 import type { TapeMode } from '../store/mode.ts';
 import { ReplayCache, usedCacheMarks, type ReplayCacheOptions } from '../store/replay-cache.ts';
 import { retryRun } from '../store/collection.ts';
@@ -37,9 +37,10 @@ import { movedRecordings, type MovedRecordings } from './moved-tapes.ts';
 import { shellQuote } from './shell-quote.ts';
 import { resolveTestMode, type TestModeSource } from './mode.ts';
 import { forTestOutput } from './test-output.ts';
-import { failIfStuckOnFakeTimers, nextTurn, realTimer } from './real-timers.ts';
+import { failIfStuckOnFakeTimers, nextTurn, realNow, realTimer } from './real-timers.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../proxy/timeouts.ts';
 import { testNamespace } from './names.ts';
+import { shareSalt, tapeFileSalt, type SaltSource } from '../store/shared-salt.ts';
 import { testFileIdentity, testIdentity } from './test-identity.ts';
 import { keptClientError, openedTest, runningOtherThan, type OpenTest } from './open-tests.ts';
 import { writeTapeReport, type MissReport, type TapeReport } from './run-report.ts';
@@ -270,6 +271,22 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
   }
 }
 
+/** A Redis namespace as a member of a group sharing one salt (../store/shared-salt.ts). */
+function namespaceSalt(url: string, namespace: string): SaltSource {
+  return {
+    key: new RedisBackend(url, { namespace }).location,
+    async read() {
+      const records = await RedisRecords.open(url, { namespace });
+      try {
+        const header = await records.header();
+        return header === undefined ? undefined : (saltOf(header, namespace) ?? null);
+      } finally {
+        await records.close();
+      }
+    },
+  };
+}
+
 function openTape(opts: TestTapeOptions): TestTape {
   checkOptionNames(opts, TEST_TAPE_OPTIONS, 'openTestTape', 'docs/vitest.md', REDACT_INNER);
   // Checked when the options are given, not at the first request (the fetch is made then).
@@ -330,6 +347,23 @@ function openTape(opts: TestTapeOptions): TestTape {
   /** A tape beside the test's: its ReplayCache's (`cache`) or its MCP exchanges' (`mcp`). */
   const besideTape = (kind: 'cache' | 'mcp'): string => `${opts.tape.replace(/\.tape$/, '')}.${kind}.tape`;
   const mcpTape = besideTape('mcp');
+  // The MCP tape masks secrets under the test tape's salt: a tool result it replays goes into
+  // the model's next request, keyed as masked under the test tape's salt (../store/shared-salt.ts).
+  const saltSources = store ? [namespaceSalt(store.url, namespace!), namespaceSalt(store.url, `${namespace}.mcp`)] : [tapeFileSalt(opts.tape), tapeFileSalt(mcpTape)];
+  const endSharedSalt = shareSalt(saltSources);
+  /**
+   * What a miss of the model says when the test's tape and its MCP tape exist with two salts
+   * (both recorded by a release that gave each its own): a secret in a tool result is masked
+   * one way on each, so the request built from a replayed tool result never matches, and
+   * recording again into them keeps both salts. Read once, at the first miss after tape.mcp().
+   */
+  let splitSalts: Promise<string | undefined> | undefined;
+  const splitSaltsNote = (): Promise<string | undefined> =>
+    (splitSalts ??= Promise.all(saltSources.map((x) => x.read().catch(() => undefined))).then(([a, b]) =>
+      a === undefined || b === undefined || a === b
+        ? undefined
+        : `${rel} and its MCP tape ${namespace ? `Redis namespace ${namespace}.mcp` : relative(root, mcpTape) || mcpTape} were recorded with different redaction salts (by an older tapedeck), so a secret in a tool result is masked differently on each and the model's request built from it never matches: delete both${namespace ? ` namespaces (their keys ${namespace}:* and ${namespace}.mcp:*)` : ` (rm ${shellQuote(relative(root, opts.tape) || opts.tape)} ${shellQuote(relative(root, mcpTape) || mcpTape)})`}, then record the test again`,
+    ));
   /** Requests the fetch switches of install() refused (blockNetwork), by host. */
   const refused: Record<string, number> = {};
   const proxies: Promise<ProxyServer>[] = [];
@@ -382,7 +416,7 @@ function openTape(opts: TestTapeOptions): TestTape {
   };
 
   /** Notes a miss for the run report and the failure at close: its route and what differs. */
-  function noteMiss(details: MissDetails, route: string, cache?: { label: string; file?: string }, moved?: MovedRecordings): { never: boolean; diagnosis: string } {
+  function noteMiss(details: MissDetails, route: string, cache?: { label: string; file?: string }, moved?: MovedRecordings, note?: string): { never: boolean; diagnosis: string } {
     // Before the first recording there is no tape at all: say so rather than "no recordings".
     const never = cache ? cache.file !== undefined && !existsSync(cache.file) : store ? storeMissing : !existsSync(opts.tape);
     const diagnosis = never
@@ -396,7 +430,7 @@ function openTape(opts: TestTapeOptions): TestTape {
     // not "run update mode", which is what was run.
     const failed = typeof details.unrecordable === 'string' ? `; recording it failed: ${details.unrecordable}` : '';
     const hint = never && moved ? { hint: `${MOVE_FIX}${moved.move}` } : failed ? { hint: `fix: recording it needs the network and a real API key; then: ${recordCommand}` } : {};
-    misses.push({ ...(opts.test ? { test: opts.test } : {}), route: cache?.label ?? details.route ?? route, diagnosis: `${diagnosis}${failed}`, command: recordCommand, ...hint });
+    misses.push({ ...(opts.test ? { test: opts.test } : {}), route: cache?.label ?? details.route ?? route, diagnosis: `${diagnosis}${failed}${note && !never ? `; ${note}` : ''}`, command: recordCommand, ...hint });
     return { never, diagnosis };
   }
 
@@ -406,10 +440,12 @@ function openTape(opts: TestTapeOptions): TestTape {
    * read from the error the fetch answered with, not from the body: each provider's error body
    * has its own shape (Gemini's carries no details, Ollama's `error` is a string).
    */
-  function missResponse(res: Response, moved: MovedRecordings | undefined): Response {
+  function missResponse(res: Response, moved: MovedRecordings | undefined, splitNote?: string): Response {
     const answered = missOf(res);
     const details = (answered?.error.details ?? {}) as MissDetails;
-    const { never, diagnosis } = noteMiss(details, '(request)', undefined, moved);
+    const { never, diagnosis } = noteMiss(details, '(request)', undefined, moved, splitNote);
+    // Recording again into these tapes cannot fix it: said where the test sees the miss.
+    if (!never && splitNote && answered) return answered.retell(`${answered.error.message}\n${splitNote.charAt(0).toUpperCase()}${splitNote.slice(1)}.`);
     if (!never || !answered) return res;
     // Recorded before its file moved: where the recordings are and how to move them, not a
     // live re-record of what is on disk already.
@@ -514,7 +550,7 @@ function openTape(opts: TestTapeOptions): TestTape {
       // recordings are (./moved-tapes.ts). Looked for only then: a miss on a tape that exists is
       // a request that changed.
       const moved = !store && owner !== undefined && opts.file && !existsSync(opts.tape) ? await movedRecordings(opts.tape, owner, root).catch(() => undefined) : undefined;
-      return missResponse(res, moved);
+      return missResponse(res, moved, mcps.length > 0 ? await splitSaltsNote() : undefined);
     }
     // An error answer of the tape or its store (damaged, unreachable), not of the upstream.
     if (how === 'error' && !(res.headers.get('x-tapedeck-error') ?? '').startsWith('E_UPSTREAM')) failedRequests++;
@@ -539,19 +575,20 @@ function openTape(opts: TestTapeOptions): TestTape {
 
   /**
    * Waits a turn of the event loop (see `shut`), then for every call made until then, for at most
-   * the shutdown timeout: a call still waiting for the upstream then (a test that timed out, an
+   * the shutdown timeout (or until `deadline`, a realNow() time: close() shares one with the
+   * fetch's own close): a call still waiting for the upstream then (a test that timed out, an
    * upstream that hangs) is left to the fetch's close, which aborts it unrecorded, rather than
    * holding the test's teardown until the upstream answers (up to its idle timeout, 10 minutes).
    * The turn and the bound are on the real timers: a test that installed fake timers and left
    * them (vitest does not restore them) must not keep its tape, and the run, waiting
    * (./real-timers.ts).
    */
-  const settle = async (): Promise<void> => {
+  const settle = async (deadline?: number): Promise<void> => {
     await nextTurn();
     if (inFlight.size === 0) return;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const bound = new Promise<void>((r) => {
-      timer = realTimer('setTimeout')(r, shutdownMs);
+      timer = realTimer('setTimeout')(r, deadline === undefined ? shutdownMs : Math.max(0, deadline - realNow()));
     });
     let past = false;
     void bound.then(() => (past = true));
@@ -698,7 +735,10 @@ function openTape(opts: TestTapeOptions): TestTape {
       const bound = shutdownMs + CLOSE_MARGIN_MS;
       unclosed.delete(tape);
       closing ??= failIfStuckOnFakeTimers((async () => {
-        await settle();
+        // One shutdown timeout in all: what the wait for the calls used of it, the fetch's own
+        // close (streams still being recorded) does not get again.
+        const deadline = realNow() + shutdownMs;
+        await settle(deadline);
         shut = true;
         closed();
         for (const s of switches.splice(0)) s.uninstall();
@@ -715,7 +755,7 @@ function openTape(opts: TestTapeOptions): TestTape {
         };
         if (inner) {
           try {
-            await inner.close();
+            await inner.close(Math.max(0, deadline - realNow()));
             // The calls settle() stopped waiting for are answered now (aborted past the shutdown
             // timeout): their misses and errors count in this report.
             while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
@@ -842,7 +882,7 @@ function openTape(opts: TestTapeOptions): TestTape {
         const failure = opts.failOnMiss === false ? undefined : tape.missFailure();
         if (failure) throw Object.assign(failure, { report });
         return report;
-      })(), bound, `Closing the test tape ${rel}`);
+      })().finally(endSharedSalt), bound, `Closing the test tape ${rel}`);
       return closing;
     },
   };

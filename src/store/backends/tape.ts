@@ -13,6 +13,7 @@ import { byProcess, interruptedRecordRuns, interruptedRunMessage, openTapeWriter
 import { type FileFrames, scanTapeFile } from '../tape-lazy.ts';
 import { isRedactionSalt } from '../tape-codec.ts';
 import { nearbyTape } from '../nearby-tape.ts';
+import { saltForNewTape } from '../shared-salt.ts';
 import { appendRecords, createTape, decodeFrame, FRAME_HEADER_SIZE, payloadJson, payloadMember, peekPayload, removeDeadTempsSoon, rewriteTapeFrames, scanTape, syncDir, withTapeLock, type TapeLockOptions, type TapeScan } from '../tape-file.ts';
 import { refuseNonTapeFile, tapeTarget } from '../tape-target.ts';
 
@@ -129,7 +130,8 @@ export class TapeBackend implements RecordBackend {
     if (opts.create) {
       await mkdir(dirname(this.path), { recursive: true });
       try {
-        await createTape(this.path);
+        // A test's tape and its MCP tape are made with one salt (../shared-salt.ts).
+        await createTape(this.path, { salt: await saltForNewTape(this.path) });
         this.madeEmpty = true;
         // Made anew: a record run that ended without closing left nothing on it (the tape it
         // recorded to was deleted since), so there is nothing of it to warn about.
