@@ -4,46 +4,29 @@
 // every call in flight without bound: a hanging upstream held the test's worker (and the run)
 // until its answer came, up to the 10-minute idle timeout. Here the upstream never answers: the
 // close must still end, with the call answered by the shutdown error and nothing recorded.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { hungUpstream } from '../hung-upstream.ts';
 import { openTestTape } from '../../src/testing/session.ts';
 import { readTape } from '../../src/store/tape-file.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-close-bounded-'));
-let server: Server;
-let url: string;
-const held: ServerResponse[] = [];
-beforeAll(async () => {
-  // Takes each request and never answers it (until the file's end).
-  server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    req.resume();
-    held.push(res);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-});
-afterAll(async () => {
-  for (const res of held) res.destroy();
-  server.closeAllConnections();
-  await new Promise<void>((r) => server.close(() => r()));
-  rmSync(dir, { recursive: true, force: true });
-});
+const upstream = hungUpstream();
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('a test tape closed with a call still waiting for the upstream', () => {
   it('ends after the shutdown timeout, the call aborted and not recorded', { timeout: 30_000 }, async () => {
     const tape = join(dir, 'hangs.tape');
     const t = openTestTape({ tape, test: 'hangs', mode: 'record', shutdownTimeoutMs: 200, failOnMiss: false, env: {} });
-    const call = t.fetch(`${url}/v1/chat/completions`, {
+    const call = t.fetch(`${upstream.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'slow' }] }),
     });
     // The upstream has the request: the call is in flight when the tape closes.
-    while (held.length === 0) await new Promise((r) => setImmediate(r));
+    while (upstream.held === 0) await new Promise((r) => setImmediate(r));
     const report = await t.close();
     expect(report.added).toBe(0);
     const res = await call;

@@ -3,44 +3,27 @@
 // fetch's close started a second full shutdown timeout after the first had passed, so a hung
 // call held the close for twice shutdownTimeoutMs. Observed here by the bound the fetch's close
 // arms for aborting what is left (its timer's delay), not by measuring time.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { hungUpstream } from '../hung-upstream.ts';
 import { openTestTape } from '../../src/testing/session.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-close-deadline-'));
-let server: Server;
-let url: string;
-const held: ServerResponse[] = [];
-beforeAll(async () => {
-  // Takes each request and never answers it (until the file's end).
-  server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    req.resume();
-    held.push(res);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-});
-afterAll(async () => {
-  for (const res of held) res.destroy();
-  server.closeAllConnections();
-  await new Promise<void>((r) => server.close(() => r()));
-  rmSync(dir, { recursive: true, force: true });
-});
+const upstream = hungUpstream();
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('a test tape closed with a call that never gets its answer', () => {
   it("leaves the fetch's close none of the shutdown timeout the wait for the calls used up", { timeout: 30_000 }, async () => {
     const shutdownTimeoutMs = 1000;
     const t = openTestTape({ tape: join(dir, 'hangs.tape'), test: 'hangs', mode: 'record', shutdownTimeoutMs, failOnMiss: false, env: {} });
-    const call = t.fetch(`${url}/v1/chat/completions`, {
+    const call = t.fetch(`${upstream.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'slow' }] }),
     });
-    while (held.length === 0) await new Promise((r) => setImmediate(r));
+    while (upstream.held === 0) await new Promise((r) => setImmediate(r));
     // The bounds the fetch's close arms to abort what is still in flight, by their delay.
     const shutdownBounds: number[] = [];
     const real = globalThis.setTimeout;

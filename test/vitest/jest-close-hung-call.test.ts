@@ -6,11 +6,10 @@
 // own timeout only, and the run ends. jest really runs (spawned), the upstream here holds every
 // request it gets.
 import { spawn } from 'node:child_process';
-import { createServer, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { hungUpstream } from '../hung-upstream.ts';
 import { upstreamSuite } from '../proxy/upstream-suite.ts';
 import { outputOf } from './child.ts';
 
@@ -18,22 +17,7 @@ const root = join(import.meta.dirname, '..', '..');
 const dist = join(root, 'dist', 'testing');
 const suite = upstreamSuite('jest-close-hung-call');
 
-let server: Server;
-let url: string;
-const held: ServerResponse[] = [];
-beforeAll(async () => {
-  server = createServer((req, res) => {
-    req.resume();
-    held.push(res);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-});
-afterAll(async () => {
-  for (const res of held) res.destroy();
-  server.closeAllConnections();
-  await new Promise<void>((r) => server.close(() => r()));
-});
+const upstream = hungUpstream();
 
 const testFile = `const { tape, configureTapes } = require(${JSON.stringify(join(dist, 'jest.cjs'))});
 configureTapes({ shutdownTimeoutMs: 3000 });
@@ -52,7 +36,7 @@ describe('jest: a test that timed out with a call the upstream never answers', (
     writeFileSync(join(project, 'slow.test.js'), testFile);
     const { CI: _ci, TAPEDECK_MODE: _m, TAPEDECK_RUN_DIR: _r, TAPEDECK_RUN_ID: _id, VITEST: _v, VITEST_WORKER_ID: _w, VITEST_POOL_ID: _pi, NODE_OPTIONS: _n, ...base } = process.env;
     const config = JSON.stringify({ rootDir: project, transform: {}, setupFilesAfterEnv: [join(dist, 'jest.cjs')], reporters: ['default', join(dist, 'jest-reporter.cjs')] });
-    const r = await outputOf(spawn(process.execPath, [join(root, 'node_modules', 'jest', 'bin', 'jest.js'), '--config', config, '--no-cache'], { cwd: project, env: { ...base, UPSTREAM: url, TAPEDECK_MODE: 'record' } }));
+    const r = await outputOf(spawn(process.execPath, [join(root, 'node_modules', 'jest', 'bin', 'jest.js'), '--config', config, '--no-cache'], { cwd: project, env: { ...base, UPSTREAM: upstream.url, TAPEDECK_MODE: 'record' } }));
     expect(r.code, r.out).toBe(1);
     expect(r.out).toContain('Exceeded timeout of 500 ms for a test');
     expect(r.out).not.toContain('for a hook');

@@ -4,29 +4,13 @@
 // hook timed out, a hook the user never wrote), and mocha skipped the rest of the suite. Now the
 // hook has room for the bounded close: the test fails for its own timeout only, and the next test
 // still runs. mocha really runs, through a shell; the upstream here holds every request it gets.
-import { createServer, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { hungUpstream } from '../hung-upstream.ts';
 import { upstreamSuite } from '../proxy/upstream-suite.ts';
 import { runnerProject, sh } from './runner-project.ts';
 
 const suite = upstreamSuite('mocha-close-hung-call');
-let server: Server;
-let url: string;
-const held: ServerResponse[] = [];
-beforeAll(async () => {
-  server = createServer((req, res) => {
-    req.resume();
-    held.push(res);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-});
-afterAll(async () => {
-  for (const res of held) res.destroy();
-  server.closeAllConnections();
-  await new Promise<void>((r) => server.close(() => r()));
-});
+const upstream = hungUpstream();
 
 const testFile = `import { tape, configureTapes } from 'llm-tapedeck/mocha';
 configureTapes({ shutdownTimeoutMs: 1500 });
@@ -45,7 +29,7 @@ describe('slow', () => {
 describe('mocha: a test that timed out with a call the upstream never answers', () => {
   it('fails for its own timeout; the tape closes within its hook, and the next test runs', { timeout: 120_000 }, async () => {
     const dir = runnerProject(suite.dir, 'hung', { 'slow.test.mjs': testFile });
-    const r = await sh('npx mocha --require llm-tapedeck/mocha slow.test.mjs', dir, { UPSTREAM: url, TAPEDECK_MODE: 'record' });
+    const r = await sh('npx mocha --require llm-tapedeck/mocha slow.test.mjs', dir, { UPSTREAM: upstream.url, TAPEDECK_MODE: 'record' });
     expect(r.code, r.out).not.toBe(0);
     expect(r.out).toContain('Timeout of 300ms exceeded');
     expect(r.out).not.toContain('"after each" hook');
