@@ -18,10 +18,11 @@
  * The last words that make a header or query name a secret. `sessionid` and the session
  * cookies of Java and PHP, also sent in URLs, are one word; `session-id` is not a secret word
  * pair: a session *id* names a session for routing or tracing (MCP's `Mcp-Session-Id`,
- * Helicone's `Helicone-Session-Id`). `pass`, `pwd`, `cred`, `authz`: the short forms gateways use
- * (`x-pass`, `x-session-cred`).
+ * Helicone's `Helicone-Session-Id`). `pass`, `pwd`, `cred`, `authz`, `authn`: the short forms gateways use
+ * (`x-pass`, `x-session-cred`). `authentication`: a misnomer for `authorization` that some gateways and
+ * in-house APIs take their key in, with no scheme word before it.
  */
-const SECRET_WORD = /^(?:key|apikey|auth|authz|authorization|bearer|jwt|token|session|sessionid|jsessionid|phpsessid|signature|credentials?|creds?|cookie|secret|pass|pwd|passwd|password|passphrase)$/;
+const SECRET_WORD = /^(?:key|apikey|auth|authz|authn|authorization|authentication|bearer|jwt|token|session|sessionid|jsessionid|phpsessid|signature|credentials?|creds?|cookie|secret|pass|pwd|passwd|password|passphrase)$/;
 
 /**
  * The word before and the last word, where the word before makes the name no secret: a key that
