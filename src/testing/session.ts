@@ -40,7 +40,7 @@ import { forTestOutput } from './test-output.ts';
 import { failIfStuckOnFakeTimers, nextTurn, realNow, realTimer } from './real-timers.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../proxy/timeouts.ts';
 import { testNamespace } from './names.ts';
-import { shareSalt, tapeFileSalt, type SaltSource } from '../store/shared-salt.ts';
+import { shareSalt, tapeFileSalt, type SaltSource } from '../store/salt-group.ts';
 import { testFileIdentity, testIdentity } from './test-identity.ts';
 import { keptClientError, openedTest, runningOtherThan, type OpenTest } from './open-tests.ts';
 import { writeTapeReport, type MissReport, type TapeReport } from './run-report.ts';
@@ -271,7 +271,7 @@ export function openTestTape(opts: TestTapeOptions): TestTape {
   }
 }
 
-/** A Redis namespace as a member of a group sharing one salt (../store/shared-salt.ts). */
+/** A Redis namespace as a member of a group sharing one salt (../store/salt-group.ts). */
 function namespaceSalt(url: string, namespace: string): SaltSource {
   return {
     key: new RedisBackend(url, { namespace }).location,
@@ -348,7 +348,7 @@ function openTape(opts: TestTapeOptions): TestTape {
   const besideTape = (kind: 'cache' | 'mcp'): string => `${opts.tape.replace(/\.tape$/, '')}.${kind}.tape`;
   const mcpTape = besideTape('mcp');
   // The MCP tape masks secrets under the test tape's salt: a tool result it replays goes into
-  // the model's next request, keyed as masked under the test tape's salt (../store/shared-salt.ts).
+  // the model's next request, keyed as masked under the test tape's salt (../store/salt-group.ts).
   const saltSources = store ? [namespaceSalt(store.url, namespace!), namespaceSalt(store.url, `${namespace}.mcp`)] : [tapeFileSalt(opts.tape), tapeFileSalt(mcpTape)];
   const endSharedSalt = shareSalt(saltSources);
   /**

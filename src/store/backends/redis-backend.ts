@@ -24,7 +24,7 @@ import { collectionKeyOf, namespaceOf, RedisRecords, type RedisStoreOptions, typ
 import { parseRedisUrl } from './redis-connection.ts';
 import { redisCliTarget, redisLocation, redisRecordDamage, redisRecordPlace } from './redis-damage.ts';
 import { indexLost } from './redis-missing.ts';
-import { saltForNew } from '../shared-salt.ts';
+import { saltForNew } from '../salt-group.ts';
 
 export type { RedisStoreOptions } from './redis.ts';
 
@@ -143,7 +143,7 @@ export class RedisBackend implements RecordBackend {
       // The header marks the namespace as created (so an empty one replays as empty, not
       // missing) and is what `tapedeck pull` writes at the top of the tape. Its salt is the
       // namespace's: a writer that lost the race to store one reads the winner's.
-      // A test's namespace and its MCP namespace are made with one salt (../shared-salt.ts).
+      // A test's namespace and its MCP namespace are made with one salt (../salt-group.ts).
       const fresh = recordBytes.header({ salt: (await saltForNew(this.location)) ?? undefined });
       header = (await store.setHeaderIfAbsent(fresh)) ? fresh : await store.header();
       exists = true;

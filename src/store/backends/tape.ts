@@ -13,7 +13,7 @@ import { byProcess, interruptedRecordRuns, interruptedRunMessage, openTapeWriter
 import { type FileFrames, scanTapeFile } from '../tape-lazy.ts';
 import { isRedactionSalt } from '../tape-codec.ts';
 import { nearbyTape } from '../nearby-tape.ts';
-import { saltForNewTape } from '../shared-salt.ts';
+import { saltForNewTape } from '../salt-group.ts';
 import { appendRecords, createTape, decodeFrame, FRAME_HEADER_SIZE, payloadJson, payloadMember, peekPayload, removeDeadTempsSoon, rewriteTapeFrames, scanTape, syncDir, withTapeLock, type TapeLockOptions, type TapeScan } from '../tape-file.ts';
 import { refuseNonTapeFile, tapeTarget } from '../tape-target.ts';
 
@@ -130,7 +130,7 @@ export class TapeBackend implements RecordBackend {
     if (opts.create) {
       await mkdir(dirname(this.path), { recursive: true });
       try {
-        // A test's tape and its MCP tape are made with one salt (../shared-salt.ts).
+        // A test's tape and its MCP tape are made with one salt (../salt-group.ts).
         await createTape(this.path, { salt: await saltForNewTape(this.path) });
         this.madeEmpty = true;
         // Made anew: a record run that ended without closing left nothing on it (the tape it
