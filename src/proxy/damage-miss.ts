@@ -17,6 +17,10 @@ import type { RecordCollection } from '../store/collection.ts';
 export function missOnDamagedTape(miss: TapedeckError, col: RecordCollection<unknown> | undefined, verifyCommand: string | undefined): TapedeckError {
   const at = col?.damageAt ?? [];
   if (at.length === 0 || miss.code !== 'E_MISS') return miss;
+  // A Redis namespace that lost its index (a master restarted without persistence) has no bytes
+  // to point at: its own note says what was lost and how to list the rest again.
+  const lostIndex = col?.warnings.find((w) => w.code === 'E_STORE_DAMAGED');
+  if (lostIndex) return new TapedeckError('E_MISS', `${miss.message}\nThis request's recordings may have been lost with the namespace's index: ${lostIndex.message}`, { ...miss.details, damaged: [...at] });
   const where = at.length === 1 ? `byte ${at[0]}` : `bytes ${at.slice(0, 3).join(', ')}${at.length > 3 ? ', ...' : ''}`;
   const verify = verifyCommand ? `\`${verifyCommand}\`` : '`tapedeck verify` on the tape';
   return new TapedeckError('E_MISS', `${miss.message}\nThe tape is damaged at ${where}: this request's recording may have been lost there; ${verify} shows the damage.`, { ...miss.details, damaged: [...at] });

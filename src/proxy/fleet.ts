@@ -21,6 +21,8 @@ export interface FleetDeck {
   lookAgain(req: DeckRequest): Replay | { kind: 'miss'; miss: TapedeckError };
   /** Files the store's recordings of `key` made since; resolves with how many were added. */
   refresh(key: string): Promise<number>;
+  /** The deck's routes: their fast paths (bodies of one recording) are forgotten once more are filed. */
+  routes: ReadonlyMap<string, { fast: { clear(): void } }>;
   /**
    * The deck's options and miss entry point when it opened the store empty or missing (it knows
    * of the recordings made since only by request key); undefined once it holds recordings.
@@ -111,6 +113,9 @@ export class Fleet {
       this.deck.warnOnce(`tapedeck: ${e.code}: ${e.message} Serving the last recording again without the shared recordings.`);
     }
     if (added === 0) return first;
+    // A body of one recording was answered from its route's fast path, which would answer it so
+    // again: the key has more recordings now, and the next one is this call's turn.
+    for (const r of this.deck.routes.values()) r.fast.clear();
     const again = this.deck.lookAgain(req);
     if (again.kind !== 'replay') return first;
     this.served.add(again.record);
@@ -132,6 +137,7 @@ export class Fleet {
       this.deck.warnOnce(`tapedeck: ${e.code}: ${e.message} Answering from the upstream without the shared recordings.`);
     }
     if (added > 0) {
+      for (const r of this.deck.routes.values()) r.fast.clear();
       const again = this.deck.lookAgain(req);
       if (again.kind === 'replay') {
         this.served.add(again.record);

@@ -13,8 +13,10 @@ import { checkStore } from './backends/open.ts';
 import { pullTape, pushTape } from './redis-transfer.ts';
 import { RedisRecords } from './backends/redis.ts';
 import { redisCliTarget, redisLocation, redisRecordDamage, redisRecordPlace } from './backends/redis-damage.ts';
-import { parseHeader } from './tape-codec.ts';
+import { decodePayload, parseHeader } from './tape-codec.ts';
+import { newerRecordText, newerRecordVersion, UPGRADE_COMMAND } from './record-version.ts';
 import { missingNamespace } from './backends/redis-missing.ts';
+import { interruptedRedisRuns } from './backends/redis-interrupted.ts';
 
 export const PUSH_HELP = `Usage: tapedeck push <tape> <redis-url> [--namespace NS] [--ttl SECONDS]
 
@@ -226,24 +228,37 @@ export async function verifyRedisCommand(argv: string[]): Promise<number> {
     const records = await store.readAll({ unlist: false });
     if (header === undefined && records.length === 0) throw await missingNamespace(store);
     const problems: string[] = [];
+    // A header that does not read is its own problem, with its own fix (a newer format: upgrade).
+    const headerProblems: string[] = [];
+    const versionProblems: string[] = [];
     let about = 'no stored tape header (written by proxies or test runs; tapedeck pull gives the tape a fresh one)';
     if (header !== undefined) {
       try {
         const h = parseHeader(header, `${where}, key ${store.headerKey}`).header;
         about = `format ${h.formatVersion}, created ${h.created}, tapedeck ${h.tapedeckVersion}`;
       } catch (e) {
-        problems.push(`${e instanceof TapedeckError ? e.code : 'E_TAPE_CORRUPT'} in the stored tape header: ${(e as Error).message}`);
+        const code = e instanceof TapedeckError ? e.code : 'E_TAPE_CORRUPT';
+        about = code === 'E_TAPE_VERSION' ? 'a stored tape header of a newer tape format (listed below)' : 'a stored tape header that does not read (listed below)';
+        headerProblems.push(`${code} in the stored tape header: ${(e as Error).message}`);
       }
     }
     let n = 0;
     const keys = new Set<string>();
     for (const r of records) {
       const why = redisRecordDamage(r, { decode: true });
-      if (why === undefined) {
+      // Intact, but written by a newer tapedeck (a fleet being upgraded): replay cannot serve it,
+      // and says so; verify <tape> lists it too.
+      const newer = why === undefined ? newerRecordVersion(decodePayload(r.payload)) : undefined;
+      if (newer) {
+        versionProblems.push(`E_TAPE_VERSION at record ${r.seq}: ${redisRecordPlace(store.namespace, r)} ${newerRecordText(newer)}. It was written by a newer tapedeck; upgrade tapedeck to read it (${UPGRADE_COMMAND}).`);
+      } else if (why === undefined) {
         n++;
         keys.add(r.key);
       } else problems.push(`E_TAPE_CORRUPT at record ${r.seq}: ${redisRecordPlace(store.namespace, r)} is ${why}.`);
     }
+    // A record run killed before it closed left the recordings it was to replace: replay
+    // serves those first (a note for the run, as verify <tape> gives it).
+    const interrupted = interruptedRedisRuns(where, await store.endedRecordRuns(), records).map((w) => `${w.code}: ${w.message}`);
     const unlisted = await unlistedRecords(store);
     if (unlisted.keys > 0) {
       problems.push(
@@ -252,10 +267,13 @@ export async function verifyRedisCommand(argv: string[]): Promise<number> {
     }
     // Like tapedeck verify <tape>: the intact records are counted, the damaged ones listed.
     process.stdout.write(`${where}: ${about}, ${n} record${n === 1 ? '' : 's'} under ${keys.size} request key${keys.size === 1 ? '' : 's'}\n`);
-    for (const p of problems) process.stdout.write(`${p}\n`);
+    for (const p of [...headerProblems, ...problems, ...versionProblems, ...interrupted]) process.stdout.write(`${p}\n`);
     const counted = n === 0 ? 'no record is intact' : `the ${n} record${n === 1 ? '' : 's'} counted above ${n === 1 ? 'is' : 'are'} intact`;
-    process.stdout.write(problems.length ? `${problems.length} problem(s); ${counted} (tapedeck prune ${target} removes the records that do not read; tapedeck pull leaves them out).\n` : n === 0 ? 'ok (no records)\n' : 'ok\n');
-    return problems.length ? 1 : 0;
+    const all = headerProblems.length + problems.length + versionProblems.length + interrupted.length;
+    // The prune hint only where prune is the fix (records that do not read); a note's own fix is in it.
+    const fix = problems.length ? ` (tapedeck prune ${target} removes the records that do not read; tapedeck pull leaves them out)` : '';
+    process.stdout.write(all ? `${all} problem(s); ${counted}${fix}.\n` : n === 0 ? 'ok (no records)\n' : 'ok\n');
+    return all ? 1 : 0;
   });
 }
 

@@ -115,7 +115,36 @@ export function defaultTapePath(info: TapeNameInfo, dir?: string): string {
   const base = dir === undefined ? join(dirname(info.file), '__tapes__', stem) : join(resolve(info.root, dir), dirname(relativeOrBase(info.root, info.file)), stem);
   if (info.names.length === 0) return `${base}.tape`;
   const parts = info.names.map(slug);
-  return join(base, ...parts.slice(0, -1), `${parts[parts.length - 1]}.tape`);
+  const path = join(base, ...parts.slice(0, -1), `${parts[parts.length - 1]}.tape`);
+  tellSharedTape(path, info.names);
+  return path;
+}
+
+/** The test (its names joined) each tape named in this process was first named for. */
+const namedFor = new Map<string, string>();
+/** The tapes whose sharing was told. */
+const told = new Set<string>();
+
+/**
+ * Warns when two different tests get one tape (their names differ only by characters a tape
+ * name cannot hold: `says hello!` and `says hello?`): the second would be served the first
+ * one's recordings, and on a Redis store share its namespace. Told, not renamed: tapes already
+ * recorded under the shared name would be lost to their tests.
+ */
+function tellSharedTape(path: string, names: readonly string[]): void {
+  const test = names.join(' > ');
+  const first = namedFor.get(path);
+  if (first === undefined) {
+    namedFor.set(path, test);
+    return;
+  }
+  // Once per tape: the same tests asked again (retries) are no news.
+  if (first === test || told.has(path) || typeof process === 'undefined' || !process.emitWarning) return;
+  told.add(path);
+  process.emitWarning(
+    `Tests "${first}" and "${test}" share one tape, ${path} (their names differ only by characters a tape name cannot hold), and on a Redis store one namespace: each is served the other's recordings. Rename one of them so their names differ in letters or digits, then record it again.`,
+    { code: 'TAPEDECK_TAPE_NAME' },
+  );
 }
 
 function relativeOrBase(root: string, file: string): string {

@@ -6,9 +6,23 @@
  */
 import { TapedeckError } from '../../errors.ts';
 import { newRedactionSalt } from '../salt.ts';
+import { isRedactionSalt } from '../tape-codec.ts';
+import { checkOptionNames, optionNames } from '../../option-names.ts';
 import { headOf, type LoadedRecord, type LoadResult, type RecordBackend, type RewriteSelect, type StoreWarning, type WriterHandle } from '../backend.ts';
 
 let counter = 0;
+
+/** Options of {@link MemoryBackend}. */
+export interface MemoryBackendOptions {
+  /** Names the store in messages: `memory:<name>`. */
+  name?: string;
+  /** The records it starts with (it exists then, so replay serves them). */
+  records?: readonly unknown[];
+  /** The redaction salt of the tape the records came from (32 hex digits; default a new one). */
+  salt?: string;
+}
+
+const MEMORY_OPTIONS = optionNames<MemoryBackendOptions>()(['name', 'records', 'salt']);
 
 /**
  * @example
@@ -26,7 +40,15 @@ export class MemoryBackend implements RecordBackend {
   readonly salt: string | undefined;
 
   /** `salt`: the redaction salt of the tape the records came from (default a new one). */
-  constructor(opts: { name?: string; records?: readonly unknown[]; salt?: string } = {}) {
+  constructor(opts: MemoryBackendOptions = {}) {
+    // A misspelt option was dropped without a word (docs/api.md: option names are checked).
+    checkOptionNames(opts, MEMORY_OPTIONS, 'MemoryBackend', 'docs/store-backends.md');
+    if (opts.salt !== undefined && !isRedactionSalt(opts.salt)) {
+      throw new TapedeckError('E_ARG', `Invalid MemoryBackend salt ${JSON.stringify(opts.salt)}: a redaction salt is 32 lowercase hex digits.`, {
+        option: 'salt',
+        hint: "Give the salt of the tape the records came from (its header's salt), or leave it out for a new one.",
+      });
+    }
     this.location = `memory:${opts.name ?? String(++counter)}`;
     this.salt = opts.salt ?? newRedactionSalt();
     this.exists = opts.records !== undefined;

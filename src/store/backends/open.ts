@@ -54,6 +54,16 @@ export function storeBackend(store: string | RecordBackend, opts: StoreBackendOp
  * checkStore('~/tapes/app.tape')     // throws E_ARG: only a shell expands ~
  */
 export function checkStore(path: string): void {
+  // A URL pasted with a leading space or tab (YAML, .env, a CI secret) was taken for a tape
+  // path: recordings went to a local file under a folder named " redis:", never to Redis.
+  const lead = /^\s+(?=[a-z][a-z0-9+.-]*:\/)/i.exec(path);
+  if (lead) {
+    const url = path.slice(lead[0].length).trimEnd().replace(/^([a-z][a-z0-9+.-]*:\/*)[^/@\s]*@/i, '$1***@');
+    throw new TapedeckError('E_ARG', `The store ${JSON.stringify(url)} starts with whitespace (${JSON.stringify(lead[0])}): it would be taken for a tape path and recorded into a local file.`, {
+      path: url,
+      hint: `Remove the whitespace before the URL where it is set (quoted in YAML or .env?): ${url}`,
+    });
+  }
   // A Redis URL is parsed now: a bad one (a misspelt `?nmespace=`) was a 500 at the first call,
   // which SDKs retry, instead of an error where the fetch or proxy is made.
   if (/^rediss?:\/\//i.test(path)) {

@@ -20,10 +20,12 @@ import { TapedeckError } from '../../errors.ts';
 import type { LoadedRecord, LoadResult, RecordBackend, RewriteSelect, StoreWarning, WriterHandle } from '../backend.ts';
 import { decodePayload, FRAME_HEADER_SIZE, isRedactionSalt, parseHeader } from '../tape-codec.ts';
 import { peekFrame, recordBytes } from '../tape-file.ts';
-import { collectionKeyOf, namespaceOf, RedisRecords, type RedisStoreOptions, type StoredRecord } from './redis.ts';
+import { checkRedisOptions, collectionKeyOf, namespaceOf, RedisRecords, type RedisStoreOptions, type StoredRecord } from './redis.ts';
 import { parseRedisUrl } from './redis-connection.ts';
 import { redisCliTarget, redisLocation, redisRecordDamage, redisRecordPlace } from './redis-damage.ts';
 import { indexLost } from './redis-missing.ts';
+import { interruptedRedisRuns } from './redis-interrupted.ts';
+import { holderId } from '../tape-file.ts';
 import { saltForNew } from '../salt-group.ts';
 
 export type { RedisStoreOptions } from './redis.ts';
@@ -64,8 +66,11 @@ export class RedisBackend implements RecordBackend {
    * createFetch set their own warning channel; unset, it is a process warning (TAPEDECK_STORE).
    */
   onWarning?: (message: string) => void;
-  /** Set by an append that found the namespace emptied (see {@link tellEmptied}); told once. */
+  /** The ended record runs this writer took over at its open, for its load to name (see openWriter). */
+  private ended: { info: Record<string, unknown> }[] | undefined;
+  /** Set by an append that found the namespace emptied (see {@link tellEmptied}), until told. */
   private restored = false;
+  /** An emptying was told: the recordings it read from the namespace were named then, not again. */
   private emptiedTold = false;
   private readonly onRestored = (): void => {
     this.restored = true;
@@ -77,6 +82,7 @@ export class RedisBackend implements RecordBackend {
    */
   constructor(url: string, opts: RedisStoreOptions = {}) {
     const target = parseRedisUrl(url); // a bad URL fails here, masked
+    checkRedisOptions(opts, target.masked);
     this.url = url;
     this.opts = opts;
     this.namespace = namespaceOf(url, opts);
@@ -148,6 +154,9 @@ export class RedisBackend implements RecordBackend {
       header = (await store.setHeaderIfAbsent(fresh)) ? fresh : await store.header();
       exists = true;
     }
+    // A namespace a newer tapedeck made (its header of a newer tape format) is refused, as a
+    // tape of that format is: an older tapedeck must not read it, and above all not write to it.
+    if (header !== undefined) refuseNewerFormat(header, `${this.location} (its tape header, Redis key ${store.headerKey})`);
     const warnings: StoreWarning[] = [];
     if (!exists) {
       // Nothing listed, and no header: a wrong URL or namespace, or a namespace that lost its
@@ -162,6 +171,17 @@ export class RedisBackend implements RecordBackend {
         warnings.push({ code: 'E_STORE_DAMAGED', offset: 0, message: indexLost(store.url, this.namespace, kept, 'each is still served when its request is asked').message });
       }
     }
+    // Left empty by the records' time to live: said, or every miss reads as a namespace never
+    // recorded into (the next CI run a week later, or ttlMs given in seconds).
+    if (exists && records.length === 0) {
+      const at = await store.expiredAt().catch(() => undefined);
+      if (at !== undefined) warnings.push({ code: 'TAPEDECK_EXPIRED', offset: 0, message: expiredMessage(this.location, at) });
+    }
+    // Record runs that ended without closing (as a tape's `.writers/` tells them): the writer
+    // that took them over at its open (openWriter) says them once; a reader, every time.
+    const ended = this.ended ?? (exists ? await store.endedRecordRuns().catch(() => []) : []);
+    this.ended = undefined;
+    warnings.push(...interruptedRedisRuns(this.location, ended, records));
     this.salt = saltOf(header, this.location);
     this.header = header;
     for (const r of records) this.seen.set(seenKey(r), r.payload);
@@ -196,8 +216,9 @@ export class RedisBackend implements RecordBackend {
     const store = await this.records();
     const seqs = await store.append(items, this.header ? { header: this.header, onRestored: this.onRestored } : {});
     // Before these records join what this handle has seen: the ones lost are the earlier ones.
-    if (this.restored && !this.emptiedTold) {
-      this.emptiedTold = true;
+    // Told at each emptying (a second restart loses the recordings acknowledged since the first).
+    if (this.restored) {
+      this.restored = false;
       // These records are stored: a warning that cannot be given must not fail their append.
       await this.tellEmptied(store).catch(() => {});
     }
@@ -205,7 +226,7 @@ export class RedisBackend implements RecordBackend {
   }
 
   /**
-   * Warns, once, that the namespace was emptied while this handle had it open (its header was
+   * Warns, at each emptying, that the namespace was emptied while this handle had it open (its header was
    * gone, and an append put it back): without persistence a Redis restart empties it, and the
    * recordings this run made (acknowledged as recorded) went with it, silently, the run
    * counting them as added. How many of them are gone is read back, per request key: on a
@@ -233,12 +254,15 @@ export class RedisBackend implements RecordBackend {
       const found = await Promise.all(batch.map((k) => store.read(k).catch(() => [])));
       batch.forEach((k, j) => {
         const want = mine.get(k)!;
-        const there = found[j]!.filter((r) => want.get(r.seq) === digest(r.payload)).length;
-        gone += want.size - there;
+        const there = new Set(found[j]!.filter((r) => want.get(r.seq) === digest(r.payload)).map((r) => r.seq));
+        gone += want.size - there.size;
+        // Told gone now: a later emptying counts only what is lost to it.
+        for (const seq of want.keys()) if (!there.has(seq)) this.seen.delete(seenKey({ key: k, seq }));
       });
     }
     const made = `${gone} recording${gone === 1 ? '' : 's'} this run made ${gone === 1 ? 'is' : 'are'} gone`;
-    const before = loaded > 0 ? `, and the ${loaded} other recording${loaded === 1 ? '' : 's'} it read from the namespace likely went too` : '';
+    const before = loaded > 0 && !this.emptiedTold ? `, and the ${loaded} other recording${loaded === 1 ? '' : 's'} it read from the namespace likely went too` : '';
+    this.emptiedTold = true;
     const message = `${this.location}: the namespace was emptied since this run opened (Redis restarted without persistence?): ${made}${before}; enable persistence (appendonly yes) or re-record.`;
     if (this.onWarning) this.onWarning(message);
     else if (typeof process !== 'undefined' && process.emitWarning) process.emitWarning(message, { code: 'TAPEDECK_STORE' });
@@ -294,12 +318,22 @@ export class RedisBackend implements RecordBackend {
    * only paused past it (a debugger, a frozen container, a blocked event loop) still counts
    * while its connection to Redis is open.
    */
-  async openWriter(run: string, _mode?: 'record' | 'update', lifeMs = this.opts.writerLeaseMs ?? 30_000): Promise<WriterHandle> {
+  async openWriter(run: string, mode?: 'record' | 'update', lifeMs = this.opts.writerLeaseMs ?? 30_000): Promise<WriterHandle> {
     const store = await this.records();
     const member = `${run} ${randomBytes(6).toString('hex')}`;
     const runOf = (m: string) => m.slice(0, m.lastIndexOf(' '));
     const live = new Set((await store.writers(member, lifeMs)).map(runOf));
     live.add(run);
+    // A record run is noted until it closes: one killed before its close replaced anything is
+    // then named to whoever opens the namespace next. This writer takes over the notes of the
+    // runs that ended (its load says them), as a tape's next writer does.
+    if (mode === 'record') await store.noteRecordRun(member, JSON.stringify({ run, mode, ...holderId() }));
+    const ended = (await store.endedRecordRuns()).filter((e) => e.member !== member);
+    await store.forgetRecordRun(...ended.map((e) => e.member));
+    this.ended = ended;
+    // A run whose process is known gone (killed on this host) is ended though its lease runs
+    // on: its recordings are replaced at this run's close, as on a tape.
+    for (const e of ended) if (e.info.run !== run) live.delete(String(e.info.run));
     const heartbeat = setInterval(() => {
       void this.records().then((s) => s.writers(member, lifeMs)).catch(() => {});
     }, Math.max(10, Math.floor(lifeMs / 3)));
@@ -308,7 +342,9 @@ export class RedisBackend implements RecordBackend {
       live,
       release: async () => {
         clearInterval(heartbeat);
-        // Unreachable now: the registration lapses on its own.
+        // Closed: not a run that ended without closing. Unreachable now: the note stays, and
+        // names this run once its process is gone; the registration lapses on its own.
+        if (mode === 'record') await (await this.records()).forgetRecordRun(member).catch(() => {});
         await (await this.records()).writers(member, 0).catch(() => {});
       },
     };
@@ -327,6 +363,21 @@ const seenKey = (r: { key: string; seq: number }): string => `${r.seq} ${r.key}`
 
 /** A record's bytes as a short string: its SHA-256. */
 const digest = (payload: Uint8Array): string => createHash('sha256').update(payload).digest('base64url');
+
+/** What a reader of a namespace whose recordings all expired is told. */
+function expiredMessage(location: string, at: number): string {
+  const when = at > 0 && Number.isFinite(at) ? ` (the last at ${new Date(at).toISOString()})` : '';
+  return `${location}: its recordings expired${when}: their time to live (?ttl= in seconds, or ttlMs in milliseconds) passed, so every request is a miss. Re-record (TAPEDECK_MODE=record), with a longer time to live or none.`;
+}
+
+/** Throws the E_TAPE_VERSION of a stored tape header of a newer format; a damaged one passes (its salt is simply unknown). */
+function refuseNewerFormat(header: Uint8Array, where: string): void {
+  try {
+    parseHeader(header, where);
+  } catch (e) {
+    if (e instanceof TapedeckError && e.code === 'E_TAPE_VERSION') throw new TapedeckError('E_TAPE_VERSION', e.message.replace('read this tape', 'read this namespace'), { ...e.details, hint: (e.hint ?? '').replace('read this tape', 'read this namespace') });
+  }
+}
 
 /** The redaction salt in a namespace's stored tape header (none when absent, older or damaged). */
 export function saltOf(header: Uint8Array | undefined, where: string): string | undefined {

@@ -29,6 +29,11 @@ const MASK = '***';
 /** The query parameters a Redis store URL takes (docs/redis.md, "Set-up"). */
 export const QUERY_PARAMETERS: readonly string[] = ['namespace', 'ttl'];
 
+/** What a namespace (a key prefix) may hold. */
+export const NAMESPACE_RE = /^[A-Za-z0-9._/-]{1,200}$/;
+/** The fix for a namespace that does not match {@link NAMESPACE_RE}. */
+export const NAMESPACE_HINT = 'Use 1 to 200 letters, digits, dots, dashes, underscores or slashes (e.g. my-app/ci).';
+
 /**
  * The URL with any password replaced by `***`; text that does not parse as a URL is masked
  * wholesale between `://` and `@`. Use it for every message that names a Redis URL.
@@ -118,7 +123,9 @@ export function parseRedisUrl(url: string): RedisTarget {
     if (given.length > 1) throw bad(`?${name}= is given ${given.length} times (${given.map((v) => JSON.stringify(v)).join(', ')}); give it once`);
   }
   // Checked where the URL is first read (createFetch, the proxy, the commands), not at the first
-  // recording: a bad TTL was an HTTP 500 there, saying "NaN".
+  // recording: a bad TTL was an HTTP 500 there, saying "NaN" (and a bad namespace, a 500 SDKs retried).
+  const ns = u.searchParams.get('namespace');
+  if (ns !== null && !NAMESPACE_RE.test(ns)) throw new TapedeckError('E_ARG', `Invalid Redis URL ${maskRedisUrl(url)}: ?namespace= must be a namespace, not ${JSON.stringify(ns)}.`, { hint: NAMESPACE_HINT });
   const ttl = u.searchParams.get('ttl');
   if (ttl !== null && !/^\d+(?:\.\d+)?$/.test(ttl)) throw bad(`?ttl= must be a number of seconds, 0 or more (0 keeps records forever), not ${JSON.stringify(ttl)}`);
   try {
@@ -135,7 +142,7 @@ export function parseRedisUrl(url: string): RedisTarget {
 }
 
 /** Redis refusing the credentials (a wrong password or user, an ACL): no retry changes it. */
-const AUTH_REFUSED = /WRONGPASS|NOAUTH|NOPERM|invalid password|invalid username/i;
+const AUTH_REFUSED = /WRONGPASS|NOAUTH|NOPERM|invalid password|invalid username|without any password configured/i;
 
 /**
  * The one error of an unreachable or refusing Redis. The message names the masked URL, what
@@ -153,7 +160,10 @@ export function storeUnavailable(target: RedisTarget, doing: string, cause: unkn
     hint:
       hint ??
       (auth
-        ? 'Check the user name and password in the URL (redis://user:password@host:port), or the server ACL.'
+        ? /without any password configured/i.test(why)
+          ? // Redis answered: it has no password, and the URL gives one (often another environment's URL).
+            'This Redis has no password set: remove the password from the URL (redis://host:port), or set one on the server (requirepass, or an ACL user).'
+          : 'Check the user name and password in the URL (redis://user:password@host:port), or the server ACL.'
         : /^TRYAGAIN\b/.test(why)
           ? // Every node answered: the key's slot was moving between masters (resharding).
             `The key's hash slot was being migrated between masters of the Redis Cluster (resharding) for longer than the command deadline; no node is down. Try again once the migration has finished (redis-cli --cluster check ${target.host}:${target.port} shows open slots), or raise commandTimeoutMs to wait it out.`
@@ -172,6 +182,14 @@ function downHint(target: RedisTarget, why: string, cluster: boolean): string {
   // "Start Redis there" and "use rediss://" sent the user who had written rediss:// astray.
   if (target.tls && /time(?:d)? ?out|wrong version number|packet length|unexpected eof|ssl|tls/i.test(why)) {
     return `The server at ${target.host}:${target.port} did not answer the TLS handshake: it may not speak TLS. For a plain Redis write redis://${target.host}:${target.port} (not rediss://); if it does serve TLS there, check the host, port and firewall.`;
+  }
+  // The server answered the handshake with a certificate Node does not trust (a private CA) or
+  // that names another host: Redis is up, and restarting it changes nothing.
+  if (target.tls && /altname|Hostname\/IP does not match/i.test(why)) {
+    return `The server's certificate does not name ${target.host}: write the host name the certificate was made for in the URL (rediss://<that name>:${target.port}).`;
+  }
+  if (target.tls && /self[- ]signed|unable to (?:verify|get local issuer)|certificate chain|SELF_SIGNED|UNABLE_TO_VERIFY/i.test(why)) {
+    return `The server at ${target.host}:${target.port} answered with a certificate Node does not trust (a private CA?): trust its CA with NODE_EXTRA_CA_CERTS=ca.pem (the CLI too), or the option connect: { tls: { ca } } of RedisBackend.`;
   }
   // Named without a flag: createFetch takes the URL as an option, the tape commands as an
   // argument, `tapedeck serve` after --store.

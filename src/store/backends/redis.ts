@@ -17,6 +17,11 @@
  *                              runs (ms, server clock; renewed while it lives)
  *   <ns>:{<ns>}:writer-conns   HASH `<run> <writer id>` -> the CLIENT ID of its connection: a
  *                              writer past its lease counts as open while that connection is
+ *   <ns>:{<ns>}:expired        when the last recordings a reader found expired were to expire
+ *                              (ms): a namespace left empty by its TTL says so
+ *   <ns>:{<ns>}:record-runs    HASH `<run> <writer id>` -> {run, pid, host, start} of a record-mode
+ *                              writer, removed when it closes: one left behind by a writer that
+ *                              ended is a run killed before close (docs/redis.md, "Writers")
  *   <ns>:{<ns>:<ckey>}:r       HASH seq -> record payload
  *   <ns>:{<ns>:<ckey>}:x       ZSET seq by expiry time (ms), for records written with a TTL
  *
@@ -34,8 +39,9 @@
  */
 import { createHash } from 'node:crypto';
 import { TapedeckError } from '../../errors.ts';
-import { FRAME_HEADER_SIZE, peekFrame } from '../tape-file.ts';
-import { connectRedis, parseRedisUrl, type ConnectOptions, type RedisConnection, type RedisTarget } from './redis-connection.ts';
+import { checkOptionNames, optionNames } from '../../option-names.ts';
+import { FRAME_HEADER_SIZE, holderGone, peekFrame } from '../tape-file.ts';
+import { connectRedis, NAMESPACE_HINT, NAMESPACE_RE, parseRedisUrl, type ConnectOptions, type RedisConnection, type RedisTarget } from './redis-connection.ts';
 
 /** Options of {@link RedisRecords.open}. */
 export interface RedisStoreOptions {
@@ -59,6 +65,40 @@ export interface RedisStoreOptions {
   writerLeaseMs?: number;
 }
 
+const REDIS_OPTIONS = optionNames<RedisStoreOptions>()(['namespace', 'ttlMs', 'connect', 'writerLeaseMs']);
+const CONNECT_OPTIONS = optionNames<ConnectOptions>()(['connectTimeoutMs', 'commandTimeoutMs', 'tls']);
+
+/**
+ * Refuses, with E_ARG where the store is made, Redis options it does not take (`{ namspace }`
+ * used the shared default namespace, `{ ttl }` kept records forever) and a `ttlMs` or
+ * `writerLeaseMs` that is not a number of milliseconds (it failed at the first call, as a 500).
+ *
+ * @example
+ * checkRedisOptions({ namespace: 'my-app', ttlMs: 86_400_000 }, 'redis://cache:6379/0') // passes
+ */
+export function checkRedisOptions(opts: RedisStoreOptions, masked: string): void {
+  checkOptionNames(opts, REDIS_OPTIONS, 'RedisBackend', 'docs/redis.md');
+  if (opts === null || typeof opts !== 'object') return;
+  checkOptionNames(opts.connect, CONNECT_OPTIONS, 'RedisBackend connect', 'docs/redis.md');
+  if (opts.ttlMs !== undefined) checkTtl(opts.ttlMs, masked);
+  const lease = opts.writerLeaseMs;
+  if (lease !== undefined && !(typeof lease === 'number' && Number.isFinite(lease) && lease > 0)) {
+    throw new TapedeckError('E_ARG', `Invalid writer lease for ${masked}: the writerLeaseMs option is ${typeof lease === 'number' ? String(lease) : JSON.stringify(lease)}.`, {
+      url: masked,
+      hint: 'Give writerLeaseMs as milliseconds above 0 (default 30000), or leave it out.',
+    });
+  }
+}
+
+/** E_ARG for a `ttlMs` that is not milliseconds, 0 or more. */
+function checkTtl(ttlMs: unknown, masked: string): void {
+  if (typeof ttlMs === 'number' && Number.isFinite(ttlMs) && ttlMs >= 0) return;
+  throw new TapedeckError('E_ARG', `Invalid record TTL for ${masked}: the ttlMs option is ${typeof ttlMs === 'number' ? String(ttlMs) : JSON.stringify(ttlMs)}.`, {
+    url: masked,
+    hint: 'Give ttlMs as milliseconds, 0 or more (0 keeps records forever), or ?ttl=SECONDS in the URL.',
+  });
+}
+
 /** One record as stored: its collection key, its place in the global order, its payload bytes. */
 export interface StoredRecord {
   key: string;
@@ -70,7 +110,6 @@ export interface StoredRecord {
   expiry?: number;
 }
 
-const NAMESPACE_RE = /^[A-Za-z0-9._/-]{1,200}$/;
 
 // Scripts. Each touches only the keys it is given (one hash slot), as Redis Cluster requires.
 
@@ -256,6 +295,25 @@ end
 return out`;
 
 /**
+ * KEYS: writers zset, writer-conns hash, record-runs hash. For each record run registered in
+ * record-runs: member, what it registered, and its state: '' within its lease, the CLIENT ID of
+ * its connection past it, '-' no longer among the writers (or no connection known).
+ */
+const RUNS = `${NOW}
+local out = {}
+local all = redis.call('HGETALL', KEYS[3])
+for i = 1, #all, 2 do
+  local m = all[i]
+  local lease = redis.call('ZSCORE', KEYS[1], m)
+  local state = '-'
+  if lease and tonumber(lease) >= now then state = '' elseif lease then state = redis.call('HGET', KEYS[2], m) or '-' end
+  out[#out + 1] = m
+  out[#out + 1] = all[i + 1]
+  out[#out + 1] = state
+end
+return out`;
+
+/**
  * KEYS: index. ARGV: collection key, score pairs. Lists keys that hold records (GT: a score only
  * grows, as RESERVE registers them): what puts back the keys of a namespace that lost its index.
  */
@@ -263,8 +321,19 @@ const RELIST = `
 for i = 1, #ARGV, 2 do redis.call('ZADD', KEYS[1], 'GT', ARGV[i + 1], ARGV[i]) end
 return 0`;
 
-const SCRIPTS = { RESERVE, LIST, UNLIST, APPEND, READ, REMOVE, WRITERS, RELIST };
+const SCRIPTS = { RESERVE, LIST, UNLIST, APPEND, READ, REMOVE, WRITERS, RUNS, RELIST };
 type ScriptName = keyof typeof SCRIPTS;
+
+/** Sequence numbers grouped by collection key. */
+function groupSeqs(pairs: readonly [string, number][]): [string, number[]][] {
+  const by = new Map<string, number[]>();
+  for (const [k, seq] of pairs) {
+    const list = by.get(k);
+    if (list) list.push(seq);
+    else by.set(k, [seq]);
+  }
+  return [...by];
+}
 
 /**
  * The collection key a record payload is filed under: `<kind>:<key>` from the record's leading
@@ -315,9 +384,7 @@ function urlOptions(url: string): { namespace?: string; ttlMs?: number } {
 export function namespaceOf(url: string, opts: { namespace?: string } = {}): string {
   const namespace = opts.namespace ?? urlOptions(url).namespace ?? 'tapedeck';
   if (!NAMESPACE_RE.test(namespace)) {
-    throw new TapedeckError('E_ARG', `Invalid Redis namespace ${JSON.stringify(namespace)}.`, {
-      hint: 'Use 1 to 200 letters, digits, dots, dashes, underscores or slashes (e.g. my-app/ci).',
-    });
+    throw new TapedeckError('E_ARG', `Invalid Redis namespace ${JSON.stringify(namespace)}.`, { hint: NAMESPACE_HINT });
   }
   return namespace;
 }
@@ -366,12 +433,7 @@ export class RedisRecords {
     const namespace = namespaceOf(url, opts);
     // The URL's ?ttl= was checked by parseRedisUrl; the option is checked here, named as given.
     const ttlMs = opts.ttlMs ?? fromUrl.ttlMs ?? 0;
-    if (!(typeof ttlMs === 'number' && Number.isFinite(ttlMs) && ttlMs >= 0)) {
-      throw new TapedeckError('E_ARG', `Invalid record TTL for ${target.masked}: the ttlMs option is ${typeof ttlMs === 'number' ? String(ttlMs) : JSON.stringify(ttlMs)}.`, {
-        url: target.masked,
-        hint: 'Give ttlMs as milliseconds, 0 or more (0 keeps records forever), or ?ttl=SECONDS in the URL.',
-      });
-    }
+    checkTtl(ttlMs, target.masked);
     const conn = await connectRedis(target, opts.connect);
     return new RedisRecords(conn, namespace, Math.round(ttlMs));
   }
@@ -428,6 +490,8 @@ export class RedisRecords {
     // The indexes of the items still to write, and the number the counter must pass.
     let pending = items.map((_, i) => i);
     let floor = 0;
+    // The records written so far (by collection key and number): removed again if a later script fails.
+    const written: [string, number][] = [];
     for (let attempt = 1; pending.length > 0; attempt++) {
       const distinct = [...new Set(pending.map((i) => items[i]!.key))];
       const [first, expiry, restored] = ((await this.script('RESERVE', [this.nsKey('seq'), this.nsKey('index'), this.nsKey('header')], [String(pending.length), String(ttl), header, String(floor), ...distinct])) as unknown[]).map(Number) as [number, number, number?];
@@ -447,11 +511,26 @@ export class RedisRecords {
         k.at.push(i);
         k.args.push(String(first + n), Buffer.from(item.payload.buffer, item.payload.byteOffset, item.payload.byteLength));
       });
-      const results = await Promise.all([...byKey].map(([ckey, k]) => this.script('APPEND', this.recKeys(ckey), k.args)));
+      const settled = await Promise.allSettled([...byKey].map(([ckey, k]) => this.script('APPEND', this.recKeys(ckey), k.args)));
+      const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) {
+        // Some keys' scripts ran (their masters answer), another's did not (a lost cluster
+        // master): what was written is removed again, so a rejected append wrote nothing and a
+        // caller's retry does not add second recordings. Best effort: a removal that fails too
+        // leaves its records.
+        const done = [...byKey].filter((_, j) => settled[j]!.status === 'fulfilled' && Number((settled[j] as PromiseFulfilledResult<unknown[]>).value[0]) >= 0);
+        for (const [ckey, k] of done) for (const i of k.at) written.push([ckey, seqs[i]!]);
+        await Promise.allSettled(groupSeqs(written).map(([ckey, list]) => this.remove(ckey, list)));
+        throw failed.reason;
+      }
+      const results = settled.map((r) => (r as PromiseFulfilledResult<unknown>).value);
       pending = [];
-      [...byKey.values()].forEach((k, j) => {
+      [...byKey].forEach(([ckey, k], j) => {
         const r = results[j] as unknown[];
-        if (Number(r[0]) >= 0) return;
+        if (Number(r[0]) >= 0) {
+          for (const i of k.at) written.push([ckey, seqs[i]!]);
+          return;
+        }
         pending.push(...k.at);
         floor = Math.max(floor, Number(String(r[1])));
       });
@@ -534,7 +613,13 @@ export class RedisRecords {
         if (p.length === 0 && k.score !== 'inf' && Number(k.score) <= now) gone.push(k.key, k.score);
       });
     }
-    if (gone.length > 0 && opts.unlist !== false) await this.script('UNLIST', [this.nsKey('index')], gone);
+    if (gone.length > 0 && opts.unlist !== false) {
+      await this.script('UNLIST', [this.nsKey('index')], gone);
+      // Noted: once none is left, a reader is told its recordings expired, not that it holds none.
+      let last = 0;
+      for (let i = 1; i < gone.length; i += 2) last = Math.max(last, Number(gone[i]));
+      await this.conn.send(this.nsKey('expired'), ['SET', this.nsKey('expired'), String(last)]);
+    }
     return out.sort((a, b) => a.seq - b.seq);
   }
 
@@ -589,6 +674,42 @@ export class RedisRecords {
   }
 
   /**
+   * Notes a record-mode writer (`info`: its run and process, JSON) until it closes
+   * ({@link forgetRecordRun}): one left behind by a writer that ended was killed before close.
+   */
+  async noteRecordRun(member: string, info: string): Promise<void> {
+    await this.conn.send(this.nsKey('record-runs'), ['HSET', this.nsKey('record-runs'), member, info]);
+  }
+
+  /** Removes record-run notes: a writer that closed, or ended ones another writer takes over. */
+  async forgetRecordRun(...members: string[]): Promise<void> {
+    if (members.length > 0) await this.conn.send(this.nsKey('record-runs'), ['HDEL', this.nsKey('record-runs'), ...members]);
+  }
+
+  /**
+   * The record-mode writers noted in the namespace that ended without closing: on this host,
+   * their process is gone (as a tape's writers are judged); elsewhere, they are no longer among
+   * the writers, or are past their lease with their connection closed. Read only.
+   */
+  async endedRecordRuns(): Promise<{ member: string; info: Record<string, unknown> }[]> {
+    const keys = [this.nsKey('writers'), this.nsKey('writer-conns'), this.nsKey('record-runs')];
+    const flat = ((await this.script('RUNS', keys, [])) as Buffer[]).map(String);
+    const runs: { member: string; info: Record<string, unknown>; state: string }[] = [];
+    for (let i = 0; i + 2 < flat.length; i += 3) {
+      let info: Record<string, unknown> = {};
+      try {
+        info = JSON.parse(flat[i + 1]!) as Record<string, unknown>;
+      } catch {
+        // Not one tapedeck wrote: its run is unknown, its state still tells.
+      }
+      runs.push({ member: flat[i]!, info, state: flat[i + 2]! });
+    }
+    const lapsed = runs.filter((r) => r.state !== '' && r.state !== '-').map((r) => r.state);
+    const connected = lapsed.length > 0 ? await this.connectedClients(keys[0]!, lapsed) : new Set<string>();
+    return runs.filter((r) => holderGone(r.info) ?? (r.state === '-' || (r.state !== '' && !connected.has(r.state)))).map(({ member, info }) => ({ member, info }));
+  }
+
+  /**
    * Which of these CLIENT IDs are connected to the node that holds `key`. None when CLIENT LIST
    * is refused (an ACL without it): writers are then judged by their lease alone.
    */
@@ -601,6 +722,15 @@ export class RedisRecords {
     } catch {
       return new Set();
     }
+  }
+
+  /**
+   * When the last recordings a reader found expired were to expire (ms since the epoch, server
+   * clock), if any ever did.
+   */
+  async expiredAt(): Promise<number | undefined> {
+    const v = (await this.conn.send(this.nsKey('expired'), ['GET', this.nsKey('expired')])) as Buffer | null;
+    return v === null ? undefined : Number(String(v));
   }
 
   /** The tape header bytes stored by the first push, if any. */
@@ -621,7 +751,7 @@ export class RedisRecords {
       const [r, x] = this.recKeys(k);
       await this.conn.send(r, ['DEL', r, x]);
     }
-    await this.conn.send(this.nsKey('seq'), ['DEL', this.nsKey('seq'), this.nsKey('index'), this.nsKey('keys'), this.nsKey('header'), this.nsKey('writers')]);
+    await this.conn.send(this.nsKey('seq'), ['DEL', this.nsKey('seq'), this.nsKey('index'), this.nsKey('keys'), this.nsKey('header'), this.nsKey('writers'), this.nsKey('record-runs'), this.nsKey('expired')]);
   }
 
   /** True while the connection is up (it reconnects on its own after a loss). */
