@@ -441,7 +441,7 @@ function holds(d: Deck, req: DeckRequest): boolean {
   try {
     const p = d.prepareRequest(req);
     const has = (key: string) => (d.collection?.count(key).recorded ?? 0) > 0;
-    return has(filedKey({ ...p, origin: req.origin })) || (req.origin !== undefined && has(httpRecordKey(p.route, p.match, p.key)));
+    return has(filedKey({ ...p, origin: req.origin, upstreamPath: req.upstreamPath })) || (req.origin !== undefined && has(httpRecordKey(p.route, p.match, p.key)));
   } catch {
     return true;
   }

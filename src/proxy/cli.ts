@@ -112,6 +112,8 @@ Options:
   --chaos-stall MS      Pause between stream events of a stall fault (default 2000)
   --chaos-live          Allow chaos in record, update and passthrough mode, in front
                         of the live API (refused there otherwise)
+                        The --chaos-* settings work without --chaos too, for the
+                        faults requests force with x-tapedeck-chaos
   --hooks FILE          A JavaScript module exporting beforeRecord, beforeReplay
                         and/or match(request, recording) (docs/hooks.md)
   --quiet               No startup and shutdown lines, no line per miss
@@ -237,15 +239,14 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
   checkServeStore(v.tape, v.store);
   const tlsFlag = v['tls-ca'] !== undefined ? '--tls-ca' : v['tls-cert'] !== undefined ? '--tls-cert' : v['tls-key'] !== undefined ? '--tls-key' : undefined;
   if (tlsFlag && v.tls !== true) throw new TapedeckError('E_ARG', `${tlsFlag} needs --tls.`, { hint: 'Add --tls to serve HTTPS and WSS.' });
+  // Without --chaos, the settings alone: they apply to the faults a request forces with the
+  // x-tapedeck-chaos header, which needs no --chaos (none is injected by rate).
   const chaosFlags = ['chaos-seed', 'chaos-attempts', 'chaos-stall', 'chaos-live'] as const;
-  if (v.chaos === undefined && chaosFlags.some((f) => v[f] !== undefined)) {
-    throw new TapedeckError('E_ARG', `--${chaosFlags.find((f) => v[f] !== undefined)} needs --chaos SPEC.`, { hint: 'Say which faults to inject, e.g. --chaos 429:0.2,cut:0.1.' });
-  }
   const chaos: ChaosOptions | undefined =
-    v.chaos === undefined
+    v.chaos === undefined && chaosFlags.every((f) => v[f] === undefined)
       ? undefined
       : {
-          ...parseChaosSpec(v.chaos, 'proxy'),
+          ...(v.chaos !== undefined ? parseChaosSpec(v.chaos, 'proxy') : {}),
           ...(v['chaos-seed'] !== undefined ? { seed: parseInteger('chaos-seed', v['chaos-seed'], 0, 2_147_483_647) } : {}),
           ...(v['chaos-attempts'] !== undefined ? { attempts: parseInteger('chaos-attempts', v['chaos-attempts'], 1, 1_000_000) } : {}),
           ...(v['chaos-stall'] !== undefined ? { stallMs: parseMs('chaos-stall', v['chaos-stall']) } : {}),

@@ -289,7 +289,7 @@ class Recorder implements DeckRecorder {
           key: rec.key,
           // What the store said, for a caller that reports it itself (tapedeck add: once, with its fix).
           cause: e,
-          hint: `Fix the store (free disk space, release the tape lock, bring Redis back) and send the request again; to take live answers unrecorded meanwhile, use --on-record-failure serve (option onRecordFailure: 'serve').`,
+          hint: `Fix the store (free disk space, make the tape writable for this user, release the tape lock, bring Redis back) and send the request again; to take live answers unrecorded meanwhile, use --on-record-failure serve (option onRecordFailure: 'serve').`,
         });
       },
     );

@@ -173,7 +173,7 @@ export interface DeckRequest {
   origin?: string;
   /**
    * The path prefix of the upstream it goes under (the proxy's `--upstream` path; `url` is the
-   * rest): recorded beside the origin (HttpRecord.upstreamPath), never matched.
+   * rest): recorded beside the origin (HttpRecord.upstreamPath), and compared with it (see hostMatch).
    */
   upstreamPath?: string;
   headers: Record<string, string | string[] | undefined>;
@@ -682,10 +682,10 @@ export class Deck {
       // Damage found while decoding: told by the collection's warnings, served as damage.
       if (rec === undefined) continue;
       const filed = this.filedRoute(rec);
-      const r = this.route(filedName(filed, rec.origin));
+      const r = this.route(filedName(filed, rec.origin, rec.upstreamPath));
       r.count++;
       r.records.push(rec);
-      if (filed !== rec.route && rec.match !== 'llm') (r.filedBefore ??= new Map()).set(filedName(rec.route, rec.origin), rec.route);
+      if (filed !== rec.route && rec.match !== 'llm') (r.filedBefore ??= new Map()).set(filedName(rec.route, rec.origin, rec.upstreamPath), rec.route);
       if (this.fileLlm(r, rec, i)) (r.llmAt ??= new IndexRuns()).add(i, i + 1);
     }
   }
@@ -924,9 +924,9 @@ export class Deck {
     if (this.mode === 'record') {
       const prepared = this.recorder.prepare(req, route);
       // Its old recordings are asked for, whether or not the new answer gets recorded (pruning).
-      if (this.col) askedFor(this.col, prepared, req.origin);
+      if (this.col) askedFor(this.col, prepared, req);
       // A faulted call's retry: answered by what was recorded behind the fault (./held-for-retry.ts).
-      const held = this.heldForRetry.size > 0 ? this.heldForRetry.take(filedKey({ ...prepared, origin: req.origin })) : undefined;
+      const held = this.heldForRetry.size > 0 ? this.heldForRetry.take(filedKey({ ...req, ...prepared })) : undefined;
       if (held) return { kind: 'replay', record: held, matchedBy: 'exact', warnings: [] };
       return { kind: 'upstream', prepared };
     }
@@ -965,6 +965,7 @@ export class Deck {
         return this.served(this.hosts.find(req, route), route, req);
       },
       refresh: (key) => col.refresh!({ kind: 'http', key }),
+      routes: this.routes,
       // Opened empty or missing: a miss may be explained against what others recorded since.
       stale: () => (this.recordingCount ? undefined : [this.opts, this.entry]),
       warnOnce: (m) => this.warnOnce(m),
@@ -1400,7 +1401,7 @@ export class Deck {
     try {
       const r = this.decoded(req);
       const p = this.recorder.prepare(r, this.routeOf(r.method, r.url, r.headers));
-      return this.heldForRetry.has(filedKey({ ...p, origin: r.origin }));
+      return this.heldForRetry.has(filedKey({ ...r, ...p }));
     } catch {
       // Not keyable: its decision says why; nothing is held for it.
       return false;
@@ -1448,7 +1449,7 @@ export class Deck {
   /** A record of this run is stored: counted among the recordings; in update mode, filed on its route (a match function looks there). */
   private added(rec: HttpRecord): void {
     if (this.mode === 'update') {
-      const r = this.route(filedName(rec.route, rec.origin));
+      const r = this.route(filedName(rec.route, rec.origin, rec.upstreamPath));
       r.count++;
       r.records.push(rec);
     }

@@ -299,7 +299,8 @@ function replayHeaders(p: ReplayParts, rec: HttpRecord, matchedBy: string, whole
   let h = p.headers.get(id);
   if (!h) {
     h = { ...rec.response.headers, 'x-tapedeck-match': matchedBy, 'x-tapedeck-key': rec.key, 'x-tapedeck-trace': rec.trace };
-    if (whole && !CONTENT_FREE.has(rec.response.status)) h['content-length'] = rec.response.body.length;
+    // A HEAD recording's own length stands (see forwardIn).
+    if (whole && !CONTENT_FREE.has(rec.response.status) && !(rec.request.method === 'HEAD' && h['content-length'] !== undefined)) h['content-length'] = rec.response.body.length;
     p.headers.set(id, h);
   }
   if (exact) p.exact = h;
@@ -388,6 +389,17 @@ function dropConnection(req: IncomingMessage, res: ServerResponse, flush: boolea
   }
   if (flush) res.socket?.end();
   else res.destroy();
+}
+
+/**
+ * A miss on one line for the log: its headline, with the fix put back after `; ` when it did not
+ * fit on the headline's line (missHeadline puts it on the next one): a log line that stops at
+ * the difference does not say how to fix it.
+ */
+function missLine(e: TapedeckError): string {
+  const [first = '', second] = e.message.split('\n', 2);
+  const fix = e.details.fix;
+  return typeof fix === 'string' && second !== undefined && second.toLowerCase() === fix.toLowerCase() ? `${first}; ${fix}` : first;
 }
 
 function sanitize(s: string): string {
@@ -500,7 +512,7 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
     const e = asTapedeckError(err);
     if (e.code === 'E_MISS') {
       deck?.count('miss');
-      opts.onMiss?.(`${req.method ?? 'GET'} ${(req.url ?? '/').replace(/\?.*$/, '')}: ${e.message.split('\n')[0]}`, e);
+      opts.onMiss?.(`${req.method ?? 'GET'} ${(req.url ?? '/').replace(/\?.*$/, '')}: ${missLine(e)}`, e);
     } else deck?.countError();
     if (res.headersSent) {
       res.destroy();
@@ -623,13 +635,20 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
     const recordIt = p !== undefined && (up.status < 400 || d.recordErrors);
     keep = recordIt;
     const headers = storedResponseHeaders(up.headers);
+    // A HEAD answer's length is the resource's, not of a body sent: kept, and replayed as recorded.
+    const length = req.method === 'HEAD' ? up.headers.get('content-length') : null;
+    if (length !== null) headers['content-length'] = length;
     // Nothing says `recorded` before the record is durable: a stream says `recording` and gives
     // the outcome in a trailer; any other answer is held until its record is durable.
-    const streaming = recordIt && (streamsAnswer(headers, up.headers.get('content-length')) || routeStreams(dreq));
+    // An answer with no body (204, 304, HEAD) is no stream, whatever its headers say.
+    const streaming = recordIt && !CONTENT_FREE.has(up.status) && req.method !== 'HEAD' && (streamsAnswer(headers, up.headers.get('content-length')) || routeStreams(dreq));
     const out: OutgoingHttpHeaders = { ...headers, 'x-tapedeck-match': recordIt ? 'recording' : 'passthrough' };
     if (p) out['x-tapedeck-key'] = p.key;
     if (recordIt) used.add((out['x-tapedeck-trace'] = d.traceFor(p, recordedAt.toISOString())));
-    if (streaming) out.trailer = 'x-tapedeck-recorded';
+    // HTTP/1.0 has no chunked encoding, so no trailers: its stream ends with the connection and
+    // goes without the outcome (node:http refuses a declared trailer there).
+    const trailed = streaming && !(req.httpVersionMajor === 1 && req.httpVersionMinor === 0);
+    if (trailed) out.trailer = 'x-tapedeck-recorded';
     // An answer being recorded is counted once its record is stored, or failed (Deck.record).
     if (!recordIt) d.count('passthrough');
     if (clientGone && !recordIt) {
@@ -684,7 +703,7 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
       if (keptOffTape(d, p.route, dreq, p.body, headers['content-type'], body, 'event stream')) {
         head();
         await writeHeld(res, hold);
-        res.addTrailers({ 'x-tapedeck-recorded': 'false' });
+        if (trailed) res.addTrailers({ 'x-tapedeck-recorded': 'false' });
       } else {
         let recording: ReturnType<Deck['record']>;
         try {
@@ -723,7 +742,7 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
         else if (rec) remember(rec);
         head();
         await writeHeld(res, hold);
-        res.addTrailers({ 'x-tapedeck-recorded': failed ? 'false' : 'true' });
+        if (trailed) res.addTrailers({ 'x-tapedeck-recorded': failed ? 'false' : 'true' });
       }
     }
     head();

@@ -30,7 +30,7 @@ export class HeldForRetry {
    * none is.
    *
    * @example
-   * const rec = held.take(filedKey({ ...prepared, origin: req.origin }))
+   * const rec = held.take(filedKey({ ...req, ...prepared }))
    */
   take(key: string): HttpRecord | undefined {
     const list = this.held.get(key);

@@ -87,7 +87,7 @@ export class HostMatch implements HostLookup {
   find(req: DeckRequest, route: string): Found {
     if (this.shared) this.learn();
     // Browser playback compares no hosts, in Node as in a page.
-    const own = this.entry.kind === 'browser' ? undefined : this.nameOf(route, req.origin);
+    const own = this.entry.kind === 'browser' ? undefined : this.nameOf(route, req.origin, req.upstreamPath);
     // The request's own host: the one lookup of a request its host's recordings answer. Skipped
     // on a tape with recordings of the route that name no host and none for this one (a tape
     // written before origins were stored): no miss is made there.
@@ -98,14 +98,14 @@ export class HostMatch implements HostLookup {
     return this.elsewhere(req, route, own, undefined);
   }
 
-  /** The name of `route` filed for `origin` (kept while they repeat: requests mostly do). */
-  private nameOf(route: string, origin: string | undefined): string | undefined {
+  /** The name of `route` filed for `origin` under the upstream path `under` (kept while they repeat: requests mostly do). */
+  private nameOf(route: string, origin: string | undefined, under: string | undefined): string | undefined {
     if (origin === undefined) return undefined;
-    if (route !== this.last.route || origin !== this.last.origin) this.last = { route, origin, name: filedName(route, origin) };
+    if (route !== this.last.route || origin !== this.last.origin || under !== this.last.under) this.last = { route, origin, under, name: filedName(route, origin, under) };
     return this.last.name;
   }
 
-  private last = { route: '', origin: '', name: '' };
+  private last: { route: string; origin: string; under: string | undefined; name: string } = { route: '', origin: '', under: undefined, name: '' };
 
   /** Whether other writers add recordings meanwhile (a shared store): a name not filed here may hold some. */
   private get shared(): boolean {
@@ -163,8 +163,10 @@ export class HostMatch implements HostLookup {
 
   /**
    * A request its own host's recordings do not answer (`ownMiss`, when they were looked at):
-   * those that name no host, then (hosts not compared) the other hosts' recordings; else the
-   * miss, which says where this request was recorded.
+   * under an upstream path prefix, those of its host that name no prefix (recorded before
+   * prefixes were stored); those that name no host; then (hosts not compared) the other hosts'
+   * recordings, other prefixes' included; else the miss, which says where this request was
+   * recorded.
    */
   private elsewhere(req: DeckRequest, route: string, own: string | undefined, ownMiss: TapedeckError | undefined): Found {
     const misses: { name: string; miss: TapedeckError }[] = own !== undefined && ownMiss !== undefined ? [{ name: own, miss: ownMiss }] : [];
@@ -182,6 +184,11 @@ export class HostMatch implements HostLookup {
     // Its host has recordings of this very request (all used, or damaged): another host's
     // answer does not stand in for the call past them.
     if (ownMiss !== undefined && (asked === undefined || this.count(own!, asked) > 0)) return best();
+    const bare = req.upstreamPath && own !== undefined ? filedName(route, req.origin) : undefined;
+    if (bare !== undefined && this.has(bare)) {
+      const f = tryName(bare);
+      if (f) return f;
+    }
     // Recordings that name no host answer any host (and a request with no known host that no
     // recording of its route was filed for is told its miss here).
     if (this.has(route) || (own === undefined && this.hostedNames(route).length === 0)) {
@@ -191,7 +198,7 @@ export class HostMatch implements HostLookup {
       const mine = own !== undefined && ownMiss === undefined && this.shared ? tryName(own) : undefined;
       if (mine) return mine;
     }
-    const others = this.hostedNames(route).filter((name) => name !== own);
+    const others = this.hostedNames(route).filter((name) => name !== own && name !== bare);
     if (others.length > 0 && (this.mode === 'any' || own === undefined)) {
       // Hosts not compared: any host's recordings, in the order their names were first filed.
       for (const name of others) {
@@ -202,17 +209,18 @@ export class HostMatch implements HostLookup {
     if (others.length === 0 || this.mode === 'any' || own === undefined) return best();
     const holding = others.filter((name) => this.count(name, asked) > 0);
     // The route recorded for this host or for none, and not with this request: a request that differs.
-    if (holding.length === 0 && (this.has(own!) || this.has(route))) return best();
-    return { kind: 'miss', miss: this.hostMiss(route, req.origin!, (holding.length > 0 ? holding : others).map((n) => originInName(n, route)!), holding.length > 0, (best() as { miss: TapedeckError }).miss) };
+    if (holding.length === 0 && (this.has(own!) || this.has(route) || (bare !== undefined && this.has(bare)))) return best();
+    return { kind: 'miss', miss: this.hostMiss(route, req.origin!, req.upstreamPath, (holding.length > 0 ? holding : others).map((n) => originInName(n, route)!), holding.length > 0, (best() as { miss: TapedeckError }).miss) };
   }
 
   /**
    * The miss of a request recorded for other hosts only (`same`: this very request; else other
-   * requests of its route), with the origins in its details.
+   * requests of its route), with the origins in its details (each with its upstream path prefix
+   * after it, if any: `under` is the request's).
    */
-  private hostMiss(route: string, origin: string, recordedFor: string[], same: boolean, miss: TapedeckError): TapedeckError {
+  private hostMiss(route: string, origin: string, under: string | undefined, recordedFor: string[], same: boolean, miss: TapedeckError): TapedeckError {
     const shown = route.length > 80 ? `${route.slice(0, 79)}…` : route;
-    const mine = originKey(origin);
+    const mine = originKey(origin) + (under ?? '');
     const difference = same ? `recorded for ${list(recordedFor)}, not for ${mine} (this request)` : `no recording for ${shown} at ${mine} (this request); the route was recorded for ${list(recordedFor)}`;
     const how = recordHow(this.entry);
     // Letting another host's answer stand in only makes sense for the same request.
@@ -227,7 +235,7 @@ export class HostMatch implements HostLookup {
       kind: 'host',
       fix,
       fixes: [`${fix[0]!.toUpperCase()}${fix.slice(1)}${this.tape ? ` (recordings in ${this.tape})` : ''}.`],
-      report: `No recording in ${this.tape ?? 'the store'} for ${route} at ${mine}${same ? ' (this request is recorded for ' : ' (the route is recorded for '}${list(recordedFor)}). Recordings answer requests to the origin they were recorded for (a loopback host's port is not compared); recordings that name no origin answer any host.`,
+      report: `No recording in ${this.tape ?? 'the store'} for ${route} at ${mine}${same ? ' (this request is recorded for ' : ' (the route is recorded for '}${list(recordedFor)}). Recordings answer requests to the origin they were recorded for, under the same upstream path prefix (a loopback host's port is not compared); recordings that name no origin answer any host.`,
     });
   }
 }

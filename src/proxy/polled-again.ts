@@ -22,10 +22,10 @@ import type { HttpRecord, MatchKind } from '../store/records.ts';
 export function polledAgain(
   deck: { mode: string; repeatLast: boolean; col: RecordCollection<HttpRecord> | undefined },
   p: { route: string; match: MatchKind; key: string },
-  req: { method: string; origin?: string },
+  req: { method: string; origin?: string; upstreamPath?: string },
 ): ((rec: HttpRecord) => boolean) | undefined {
   if (deck.mode !== 'update' || !deck.repeatLast || p.match !== 'http' || (req.method !== 'GET' && req.method !== 'HEAD') || !deck.col) return undefined;
-  const last = deck.col.lastOf(filedKey({ route: p.route, origin: req.origin, match: p.match, key: p.key }));
+  const last = deck.col.lastOf(filedKey({ route: p.route, origin: req.origin, upstreamPath: req.upstreamPath, match: p.match, key: p.key }));
   if (last === undefined) return undefined;
   // The status and the body (the headers carry a date and a request id that differ every time).
   return (rec) => rec.response.status === last.response.status && sameBytes(rec.response.body, last.response.body);

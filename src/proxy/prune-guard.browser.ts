@@ -13,7 +13,7 @@ export function keptOf(_mode: unknown, _col: unknown): { kept?: string[] } {
   return {};
 }
 
-export function askedFor(_col: unknown, _p: unknown, _origin: unknown): void {}
+export function askedFor(_col: unknown, _p: unknown, _to: unknown): void {}
 
 export function sayKept(_col: unknown, _tape: unknown, _warn: unknown): void {}
 

@@ -47,16 +47,17 @@ export function keptOf(mode: TapeMode, col: RecordCollection<unknown> | undefine
 
 /**
  * Record mode: a request of this run goes upstream for `p` (its route, match kind and key) to
- * `origin`: its old recordings are asked for (RecordCollection.ask), so a prune keeps them if the
- * new answer is never recorded. Those of its host, and those that name no host (written before
- * origins were stored), which a new recording of it replaces too.
+ * `to.origin` (under `to.upstreamPath`): its old recordings are asked for
+ * (RecordCollection.ask), so a prune keeps them if the new answer is never recorded. Those of
+ * its host, and those that name no host (written before origins were stored), which a new
+ * recording of it replaces too.
  *
  * @example
- * askedFor(col, deck.prepareRequest(req), req.origin)
+ * askedFor(col, deck.prepareRequest(req), req)
  */
-export function askedFor(col: RecordCollection<unknown>, p: { route: string; match: MatchKind; key: string }, origin: string | undefined): void {
-  col.ask(filedKey({ ...p, origin }));
-  if (origin !== undefined) col.ask(filedKey(p));
+export function askedFor(col: RecordCollection<unknown>, p: { route: string; match: MatchKind; key: string }, to: { origin?: string; upstreamPath?: string }): void {
+  col.ask(filedKey({ ...p, origin: to.origin, upstreamPath: to.upstreamPath }));
+  if (to.origin !== undefined) col.ask(filedKey(p));
 }
 
 /**

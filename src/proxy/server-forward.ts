@@ -10,6 +10,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { TapedeckError } from '../errors.ts';
+import { routeOf } from '../providers/index.ts';
 import { errorAnswer, showsWholeBody } from './http-errors.ts';
 
 /** The status of a forward-proxy request: the client's set-up, which no retry changes. */
@@ -43,7 +44,7 @@ export function forwardProxyError(method: string, target: string, proxyUrl: stri
   let path = '/v1';
   if (!https) {
     try {
-      path = new URL(target).pathname.replace(/\/(?:chat\/completions|responses|embeddings|completions|messages)$/, '') || '/';
+      path = basePathOf(new URL(target).pathname) || '/';
     } catch {
       // not a URL after all: the generic base path
     }
@@ -53,6 +54,26 @@ export function forwardProxyError(method: string, target: string, proxyUrl: stri
     target: shown,
     hint: `Unset HTTP_PROXY / HTTPS_PROXY (or curl -x) for this client and set its base URL to the proxy instead, e.g. baseURL: '${proxyUrl}${path === '/' ? '' : path}'; the proxy sends each call on to its --upstream.`,
   });
+}
+
+/** The provider modules whose SDKs take the host alone as their base URL. */
+const HOST_ONLY: ReadonlySet<string> = new Set(['anthropic', 'gemini', 'ollama', 'bedrock']);
+
+/**
+ * The path of the base URL a client's SDK takes for a call to `path`: the SDK adds the rest.
+ * Those of Anthropic, Gemini, Ollama, Bedrock, Cohere (`/v2`) and Azure's deployments add the
+ * API's version themselves and take the host alone; OpenAI-shaped ones take everything up to
+ * the version segment (`/v1`, `/openai/v1`); else the path less its endpoint.
+ *
+ * @example
+ * basePathOf('/v1/models') // '/v1'
+ * basePathOf('/api/chat') // ''
+ */
+function basePathOf(path: string): string {
+  const provider = routeOf({ method: 'POST', url: path })?.provider.name;
+  if ((provider !== undefined && HOST_ONLY.has(provider)) || /^\/(?:api|model|openai\/deployments|v1beta|v2)\//.test(path) || /^\/v1\/(?:messages|models\/[^/]+:)/.test(path)) return '';
+  const version = /^(.*?\/v\d+[a-z0-9]*)(?:\/|$)/.exec(path);
+  return version ? version[1]! : path.replace(/\/(?:chat\/completions|responses|embeddings|completions|messages)$/, '');
 }
 
 /** Refuses forward-proxy requests on a proxy's server, logging each target once. */

@@ -60,15 +60,18 @@ export function originKey(origin: string): string {
 
 /**
  * The name recordings of `route` sent to `origin` are filed under: the route, then the origin as
- * it is compared (the route alone for a record without one). The route's method and path come
- * first, so routeEndpoint() reads them from a filed name as from a route.
+ * it is compared (the route alone for a record without one), with the upstream's path prefix
+ * after it when the request went under one (one gateway host routes to several providers by
+ * prefix: their answers are not each other's). The route's method and path come first, so
+ * routeEndpoint() reads them from a filed name as from a route.
  *
  * @example
  * filedName('POST /v1/chat/completions', 'https://api.groq.com') // 'POST /v1/chat/completions https://api.groq.com'
+ * filedName('POST /v1/chat/completions', 'https://gw.example.com', '/groq') // 'POST /v1/chat/completions https://gw.example.com/groq'
  * filedName('POST /v1/chat/completions', undefined) // 'POST /v1/chat/completions'
  */
-export function filedName(route: string, origin: string | undefined): string {
-  return origin === undefined ? route : `${route} ${originKey(origin)}`;
+export function filedName(route: string, origin: string | undefined, upstreamPath?: string): string {
+  return origin === undefined ? route : `${route} ${originKey(origin)}${upstreamPath ?? ''}`;
 }
 
 /**
@@ -78,12 +81,12 @@ export function filedName(route: string, origin: string | undefined): string {
  * @example
  * filedKey({ route: 'POST /v1/chat/completions', origin: 'https://api.groq.com', match: 'llm', key })
  */
-export function filedKey(p: { route: string; origin?: string; match: MatchKind; key: string }): string {
-  return httpRecordKey(filedName(p.route, p.origin), p.match, p.key);
+export function filedKey(p: { route: string; origin?: string; upstreamPath?: string; match: MatchKind; key: string }): string {
+  return httpRecordKey(filedName(p.route, p.origin, p.upstreamPath), p.match, p.key);
 }
 
-/** An origin as filedName() puts it after a route: a scheme and an authority, nothing after it. */
-const ORIGIN_KEY = /^[a-z][a-z0-9+.-]*:\/\/[^\s/?#()]+$/;
+/** An origin as filedName() puts it after a route: a scheme and an authority, then an upstream's path prefix if any. */
+const ORIGIN_KEY = /^[a-z][a-z0-9+.-]*:\/\/[^\s/?#()]+(?:\/[^\s?#]*)?$/;
 
 /**
  * The origin part of a filed name of `route`, or undefined when `name` is not `route` with an

@@ -59,7 +59,8 @@ export interface HttpRecord {
    * The path prefix of the upstream the proxy forwarded the request under (`/v1/acct/gw/openai`
    * for `--upstream https://gateway.ai.cloudflare.com/v1/acct/gw/openai`): the request went to
    * origin + upstreamPath + request.url. Absent when the upstream had none, and in records written
-   * before prefixes were stored. Not part of the key: it says where to re-record, not what matches.
+   * before prefixes were stored. Not part of the key: compared with the origin (a recording answers
+   * requests under its own prefix), and says where to re-record.
    */
   upstreamPath?: string;
   /** 64 hex characters; see MatchKind. */
@@ -171,15 +172,15 @@ export function currentHttpKey(rec: HttpRecord, norm: NormalizeOptions = {}): { 
 
 /** How HTTP records are filed under the origin they were recorded for (src/store/origins.ts). */
 export interface OriginFiling {
-  /** The name a route's recordings for an origin are filed under, in the route's place. */
-  name(route: string, origin: string): string;
+  /** The name a route's recordings for an origin (and the upstream's path prefix there, if any) are filed under, in the route's place. */
+  name(route: string, origin: string, upstreamPath?: string): string;
   /** The key a re-recording of a key replaces too (its request filed before origins were stored), if any. */
   replaces(key: string): string | undefined;
 }
 
 /** The head fields an HTTP record is filed by. */
 const HTTP_HEAD: readonly string[] = ['kind', 'key', 'keyVersion', 'match', 'route'];
-const HTTP_HEAD_ORIGIN: readonly string[] = [...HTTP_HEAD, 'origin'];
+const HTTP_HEAD_ORIGIN: readonly string[] = [...HTTP_HEAD, 'origin', 'upstreamPath'];
 
 /**
  * The RecordKind of proxy / createFetch records, keyed under the current request key spec
@@ -194,9 +195,10 @@ export function httpRecords(norm: NormalizeOptions = {}, origins?: OriginFiling)
   let lastRoute = '';
   let lastMatch: unknown;
   let lastOrigin: unknown;
+  let lastUnder: unknown;
   let lastGroup = '';
-  /** The name a record of `route` recorded for `origin` is filed under. */
-  const filed = (route: string, origin: unknown): string => (origins !== undefined && typeof origin === 'string' ? origins.name(route, origin) : route);
+  /** The name a record of `route` is filed under: with the origin it was recorded for (`at.origin`) and its upstream path prefix, if any. */
+  const filed = (route: string, at: { origin?: unknown; upstreamPath?: unknown }): string => (origins !== undefined && typeof at.origin === 'string' ? origins.name(route, at.origin, at.upstreamPath as string | undefined) : route);
   const kind = {
     name: 'HTTP exchange record',
     rekeyed: 0,
@@ -205,9 +207,9 @@ export function httpRecords(norm: NormalizeOptions = {}, origins?: OriginFiling)
     /** Realtime sessions met on the same tape: their heads (keyed by the connect; parts by `sid/n`, audio by `blob:`). */
     realtime: 0,
     // In tapes written before `match` and `route` were moved before the containers, they follow
-    // the request and response: the head is read past them (see peekFrame). `origin` is read
-    // among the leading scalars only: a record written before it has none, and is not stepped
-    // through to find that out.
+    // the request and response: the head is read past them (see peekFrame). `origin` and
+    // `upstreamPath` are read among the leading scalars only: a record written before them has
+    // none, and is not stepped through to find that out.
     headFields: origins ? HTTP_HEAD_ORIGIN : HTTP_HEAD,
     headDeep: origins ? HTTP_HEAD.length : true,
     keysOf: (head: Readonly<Record<string, unknown>>, value: () => unknown) => {
@@ -219,13 +221,13 @@ export function httpRecords(norm: NormalizeOptions = {}, origins?: OriginFiling)
       // keyed again.
       const { route, match, key } = head;
       if (typeof route === 'string' && typeof key === 'string' && (match === 'http' || ((match === 'llm' || match === 'json') && keyIsCurrent(head.keyVersion)))) {
-        return httpRecordKey(filed(route, head.origin), match, key);
+        return httpRecordKey(filed(route, head), match, key);
       }
       const v = value();
       if (!isHttpRecord(v)) return undefined;
       const cur = currentHttpKey(v, norm);
       if (cur.key !== v.key || cur.match !== v.match) kind.rekeyed++;
-      return httpRecordKey(filed(v.route, v.origin), cur.match, cur.key);
+      return httpRecordKey(filed(v.route, v), cur.match, cur.key);
     },
     // Filed at open as the group `route NUL match:` (the route with its origin after it) and the
     // stored key, without joining them (a large tape opens without making and hashing a joined
@@ -234,13 +236,14 @@ export function httpRecords(norm: NormalizeOptions = {}, origins?: OriginFiling)
     keyParts: (head: Readonly<Record<string, unknown>>): readonly [string, string] | undefined => {
       const { route, match, key, origin } = head;
       if (head.kind !== 'http' || typeof route !== 'string' || typeof key !== 'string' || !(match === 'http' || ((match === 'llm' || match === 'json') && keyIsCurrent(head.keyVersion)))) return undefined;
-      if (route !== lastRoute || match !== lastMatch || origin !== lastOrigin) {
+      if (route !== lastRoute || match !== lastMatch || origin !== lastOrigin || head.upstreamPath !== lastUnder) {
         // A route with a NUL would not split back where it was joined: keyed joined instead.
         if (route.includes('\u0000')) return undefined;
         lastRoute = route;
         lastMatch = match;
         lastOrigin = origin;
-        lastGroup = httpRecordKey(filed(route, origin), match, '');
+        lastUnder = head.upstreamPath;
+        lastGroup = httpRecordKey(filed(route, head), match, '');
       }
       return [lastGroup, key];
     },

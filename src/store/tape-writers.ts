@@ -13,8 +13,9 @@
  * `staleMs`, as with the tape lock (docs/store-backends.md).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rmdir, stat, unlink, utimes, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { constants } from 'node:fs';
+import { access, mkdir, readdir, readFile, rmdir, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { TapedeckError } from '../errors.ts';
 import type { WriterHandle } from './backend.ts';
 import { isHandWrittenRun } from './hand-written-run.ts';
@@ -29,6 +30,7 @@ import { tapeTarget } from './tape-target.ts';
  * const w = await openTapeWriter('chat.tape', 'run-1'); try { ... } finally { await w.release() }
  */
 export async function openTapeWriter(path: string, run: string, staleMs = 30_000, mode?: 'record' | 'update', ended?: WriterInfo[]): Promise<WriterHandle> {
+  await checkAppendable(path);
   const dir = `${tapeTarget(path)}.writers`;
   const file = join(dir, `${process.pid}-${randomBytes(6).toString('hex')}.json`);
   for (let attempt = 0; ; attempt++) {
@@ -65,24 +67,53 @@ export async function openTapeWriter(path: string, run: string, staleMs = 30_000
 }
 
 /**
- * Makes `<tape>.writers/` (and the tape's directories, if missing). Node's recursive mkdir says
- * ENOENT for a directory it cannot make on a read-only file system, which the caller takes for
- * the directory removed meanwhile and retries, then reports as "no such file": a plain mkdir
- * says the real cause (EROFS, EACCES), and that is what is thrown.
+ * Makes `<tape>.writers/` (and the tape's directories, if missing), one plain mkdir per folder
+ * so that each failure says its real cause (EROFS, EACCES). Node's recursive mkdir is not used:
+ * it says ENOENT for a directory it cannot make on a read-only file system, and on a file
+ * system that says ENOENT for a folder whose parent exists (/proc) it retries forever at full
+ * CPU. ENOENT thrown here means a folder of the path is missing (or was removed meanwhile):
+ * the caller retries a bounded number of times.
  */
 async function makeWritersDir(dir: string): Promise<void> {
   try {
-    await mkdir(dir, { recursive: true });
+    await mkdir(dir);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    const code = (e as NodeJS.ErrnoException).code;
+    // A file in the folder's place is said as such (EEXIST), as recursive mkdir said it.
+    if (code === 'EEXIST') {
+      if ((await stat(dir)).isDirectory()) return;
+      throw e;
+    }
+    const parent = dirname(dir);
+    if (code !== 'ENOENT' || parent === dir) throw e;
+    // Bounded by the path's depth.
+    await makeWritersDir(parent);
     try {
       await mkdir(dir);
-    } catch (plain) {
-      const code = (plain as NodeJS.ErrnoException).code;
-      if (code === 'EEXIST') return;
-      // ENOENT again: a folder of the path is missing (or was removed meanwhile): the caller retries.
-      throw code === 'ENOENT' ? e : plain;
+    } catch (again) {
+      if ((again as NodeJS.ErrnoException).code !== 'EEXIST') throw again;
     }
+  }
+}
+
+/**
+ * Throws E_TAPE_IO when the tape exists and this user cannot write it (a 0444 file in a folder
+ * the user can write): said when the writer opens, before any request, not after the first
+ * answer was paid for and could not be appended.
+ */
+async function checkAppendable(path: string): Promise<void> {
+  try {
+    await access(path, constants.W_OK);
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    // No tape yet (it is created), a folder missing, a read-only file system: said as this
+    // writer registers in the tape's folder.
+    if (err.code === 'ENOENT' || err.code === 'ENOTDIR' || err.code === 'EROFS') return;
+    throw new TapedeckError('E_TAPE_IO', `Tape ${path} cannot be recorded to: this user cannot write it (${err.code ?? err.message}).`, {
+      file: path,
+      cause: err.code,
+      hint: `Make the tape writable for this user (chmod u+w ${path}, or chown it), or record into another tape (--tape PATH); replaying it only reads it (--mode replay).`,
+    });
   }
 }
 
@@ -93,7 +124,8 @@ function registrationFailed(path: string, dir: string, err: NodeJS.ErrnoExceptio
   return new TapedeckError('E_TAPE_IO', `Tape ${path}: ${doing} failed: ${err.message}`, {
     file: path,
     cause: err.code,
-    hint: 'Check permissions and free disk space where the tape is.',
+    // ENOENT with the folder there: a file system that takes no new files (/proc).
+    hint: err.code === 'ENOENT' ? `Give a tape path on an ordinary disk (--tape PATH): ${dirname(dir)} does not take new files.` : 'Check permissions and free disk space where the tape is.',
   });
 }
 
