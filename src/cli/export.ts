@@ -11,6 +11,7 @@
 import { EXIT, formatCliError, usageError, warn } from '../cli-errors.ts';
 import type { OutputSink } from '../store/chunked-write.ts';
 import { writeTapeJSON } from '../store/export.ts';
+import { UPGRADE_COMMAND } from '../store/record-version.ts';
 import { warningText, type TapeWarning } from '../store/tape-codec.ts';
 import { writeOut } from './stdout.ts';
 import { tapeArg } from './tape-arg.ts';
@@ -36,27 +37,37 @@ const LISTED = 10;
 export async function exportCommand(file: string | undefined, o: ExportOptions): Promise<number> {
   if (o.textconv) return asTextconv(file, o);
   const tape = tapeArg('export', file, 'tapedeck export recordings/app.tape > app.tape.json');
-  const { skipped, warnings } = await writeExport(tape, o, { utf8: writeOut });
-  if (skipped) warn(`${skipped} record${skipped === 1 ? ' is' : 's are'} not HTTP exchanges (ReplayCache values, MCP sessions) and have no HAR form; left out.`);
-  if (warnings.length === 0) return EXIT.ok;
+  const { skipped, newer, warnings } = await writeExport(tape, o, { utf8: writeOut });
+  if (skipped) warn(`${skipped} record${skipped === 1 ? ' is not an HTTP exchange' : 's are not HTTP exchanges'} (ReplayCache values, MCP sessions) and ${skipped === 1 ? 'has' : 'have'} no HAR form; left out.`);
+  // A newer tapedeck's HTTP exchanges, left out: a recording lost on the way through HAR unless
+  // said, so said as verify says it (the upgrade) and failed, as damage is.
+  if (newer.length > 0) process.stderr.write(newerText(tape, newer));
+  if (warnings.length === 0) return newer.length > 0 ? EXIT.failed : EXIT.ok;
   process.stderr.write(damageText(tape, warnings, o.har ? "the HAR's log._warnings" : 'the "warnings" member'));
   // Damage is a problem found, as for verify, inspect and tree: scripts and CI see it.
   return EXIT.failed;
 }
 
-/** The export written to `sink`: HAR or tapedeck's JSON; the damage it left out. */
-async function writeExport(tape: string, o: ExportOptions, sink: OutputSink): Promise<{ skipped: number; warnings: TapeWarning[] }> {
+/** E_TAPE_VERSION for the newer tapedeck's HTTP exchanges a HAR export left out, for stderr. */
+function newerText(tape: string, newer: readonly { record: number; offset: number; version: number }[]): string {
+  const first = newer[0]!;
+  const more = newer.length > 1 ? ` (and ${newer.length - 1} more after it)` : '';
+  return `tapedeck: E_TAPE_VERSION ${tape}: record ${first.record} (the record at byte ${first.offset})${more} is an HTTP exchange of record version ${first.version}, written by a newer tapedeck; this tapedeck cannot read it, so the HAR leaves it out.\nhint: upgrade tapedeck to read it (${UPGRADE_COMMAND}), then export again.\n`;
+}
+
+/** The export written to `sink`: HAR or tapedeck's JSON; what it left out. */
+async function writeExport(tape: string, o: ExportOptions, sink: OutputSink): Promise<{ skipped: number; newer: { record: number; offset: number; version: number }[]; warnings: TapeWarning[] }> {
   if (o.har) {
     const { writeTapeHar } = await import('../store/export-har.ts');
     // Written as it is made, like the JSON below; damage listed in the HAR's log._warnings.
-    const { skipped, warnings } = await writeTapeHar(tape, sink, o.origin === undefined ? {} : { origin: o.origin });
-    return { skipped, warnings };
+    const { skipped, newer, warnings } = await writeTapeHar(tape, sink, o.origin === undefined ? {} : { origin: o.origin });
+    return { skipped, newer: newer ?? [], warnings };
   }
   if (o.origin !== undefined) throw usageError('--origin goes with --har.', 'tapedeck export app.tape --har --origin https://api.openai.com');
   // Written as it is made (a large tape's JSON is never held whole), at the pace stdout takes
   // it; a write that fails (a full disk) stops it with E_OUTPUT.
   const { warnings } = await writeTapeJSON(tape, sink, { review: o.review });
-  return { skipped: 0, warnings };
+  return { skipped: 0, newer: [], warnings };
 }
 
 /**

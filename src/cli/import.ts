@@ -179,10 +179,12 @@ async function importExport(text: string, src: string, out: string, force: boole
   // when recorded: extra rules would be dropped without a word.
   if (redact) throw usageError('--redact-header, --redact-field and --redact-query go with an import of recordings, a directory of JSON recordings or a cache.json; a tapedeck JSON export is imported as it is.', `tapedeck import ${src} ${out} (without them); to find secrets left in a tape: tapedeck scan ${out}`);
   const name = src === '-' ? 'stdin' : src;
-  const { records, rekeyed } = await importTapeJSON(text, out, { force, ...(ignoredArgs ? { ignoreArgs: ignoredArgs } : {}) }).catch((e: unknown) => {
+  const { records, rekeyed, masked } = await importTapeJSON(text, out, { force, ...(ignoredArgs ? { ignoreArgs: ignoredArgs } : {}) }).catch((e: unknown) => {
     // A newer tapedeck's export (a record or the whole format): the file it is in, first.
     throw e instanceof TapedeckError && e.code === 'E_TAPE_VERSION' ? withContext(e, `${name}: `, { file: src }) : e;
   });
+  // A key pasted into a credential header while editing: masked as on record, and said.
+  if (masked) warn(`${masked} credential header value(s) (authorization, x-api-key, ...) held a key in clear, edited into the export; they are masked to [REDACTED] on the tape, as recording masks them.`);
   // An edited request keyed as it now reads: said, with what to do when it was no edit.
   if (rekeyed > 0) warn(`${rekeyed} record(s) had a stored key their request no longer gives (the request was edited after export); they are keyed from their requests now, so the old request no longer finds them. Recorded with ignoreArgs? Import with --ignore <args> to key them the same way.`);
   return { records, skipped: 0, from: 'a tapedeck JSON export' };

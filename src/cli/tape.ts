@@ -2,6 +2,7 @@
 // runs, so the other commands start without the store's readers; the importers and the HAR
 // writer load only for import and export --har (and the YAML parser only for a VCR.py cassette).
 import { EXIT } from '../cli-errors.ts';
+import { escapeTerminal } from '../drift/escape.ts';
 import { holdsKeyedMask } from '../store/keyed-mask.ts';
 import { callLabel } from '../mcp/tape.ts';
 import { cancelledAfter } from '../mcp/cancelled.ts';
@@ -180,12 +181,13 @@ async function inspect(file: string | undefined): Promise<number> {
     for await (const r of decodedRecords(t, file!)) {
       await damageRows(r.offset);
       if (isRealtimeRecord(r.value)) realtime.push(r.value);
-      // Awaited only when the line handed a chunk over (see chunkedWriter).
-      const written = listing.out(inspectLine(r, i++));
+      // Awaited only when the line handed a chunk over (see chunkedWriter). Recorded text (a
+      // pasted page's ESC sequences, a bidi override) is shown escaped, never run by the terminal.
+      const written = listing.out(escapeTerminal(inspectLine(r, i++)));
       if (written) await written;
     }
     await damageRows(t.size);
-    for (const line of realtimeSessionLines(realtime)) await out(`${line}\n`);
+    for (const line of realtimeSessionLines(realtime)) await out(`${escapeTerminal(line)}\n`);
     for (const w of t.warnings) await out(`${w.code} at byte ${w.offset}: ${w.message}\n`);
     await listing.flush();
     // Damage is a problem found, as for verify: scripts and CI see it in the exit code.

@@ -31,6 +31,7 @@
 import { TapedeckError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 import { isHttpRecord, type HttpRecord, type StoredHeaders } from './records.ts';
+import { newerRecordVersion } from './record-version.ts';
 import { warningText, type TapeWarning } from './tape-codec.ts';
 import { decodedRecords, withTapeStream } from './tape-stream.ts';
 import { writerFor, type OutputSink } from './chunked-write.ts';
@@ -137,6 +138,12 @@ export interface HarExport {
   entries: number;
   /** Records on the tape that are not HTTP exchanges and have no HAR form. */
   skipped: number;
+  /**
+   * HTTP exchanges of a record version newer than this tapedeck reads (a newer tapedeck wrote
+   * them): left out, as they cannot be read here; `record` is the index among the tape's records.
+   * Absent when there are none.
+   */
+  newer?: { record: number; offset: number; version: number }[];
   /** Damage the tape reader survived, as in the document's `log._warnings` (with the file name). */
   warnings: TapeWarning[];
 }
@@ -181,9 +188,16 @@ export async function writeTapeHar(path: string, write: OutputSink, opts: { orig
     await out(`{\n  "log": {\n    "version": "1.2",\n    "creator": ${nested({ name: 'tapedeck', version: VERSION }, '    ')},${salt}\n    "pages": [],\n    "entries": `);
     let entries = 0;
     let skipped = 0;
+    let index = 0;
+    const newer: NonNullable<HarExport['newer']> = [];
     for await (const r of decodedRecords(scan, path)) {
+      const at = index++;
       if (!isHttpRecord(r.value)) {
-        skipped++;
+        // A newer tapedeck's HTTP exchange is one this export cannot read: a version to upgrade
+        // for, not a record with no HAR form.
+        const n = newerRecordVersion(r.value);
+        if (n?.kind === 'http') newer.push({ record: at, offset: r.offset, version: n.version });
+        else skipped++;
         continue;
       }
       await out(`${entries === 0 ? '[' : ','}\n      ${nested(harEntry(r.value, origin), '      ')}`);
@@ -195,6 +209,6 @@ export async function writeTapeHar(path: string, write: OutputSink, opts: { orig
     if (warnings.length > 0) await out(`,\n    "_warnings": ${nested(warnings, '    ')}`);
     await out('\n  }\n}\n');
     await flush();
-    return { entries, skipped, warnings: [...scan.warnings] };
+    return { entries, skipped, ...(newer.length > 0 ? { newer } : {}), warnings: [...scan.warnings] };
   });
 }

@@ -37,7 +37,8 @@
  * the same bytes back. Other valid UTF-8 (a server-sent-event stream, plain text) is a string;
  * anything else is base64. Either way import gives back the bytes, byte for byte.
  *
- * Determinism: object keys are sorted by UTF-16 code units, indentation is 2 spaces, the text
+ * Determinism: object keys are sorted by UTF-16 code units (objects inside a Map, Set, Error
+ * cause or registered type's value keep their stored order, as writers keep it), indentation is 2 spaces, the text
  * ends with a newline, and records carry no byte offsets, so export -> import -> export gives the
  * same bytes. Warnings (damage readTape survived) are listed for the reviewer with the file name
  * stripped from their messages; they are not records and import ignores them, so a re-export of
@@ -59,6 +60,7 @@ import { base64Text, childPath, isTypedArrayName, MAX_NESTING, parseTapeDocument
 import { writerFor, type OutputSink } from './chunked-write.ts';
 import { originOf } from './origins.ts';
 import { secretsInValue } from './secret-scan.ts';
+import { REDACTED, redactor } from './redact.ts';
 
 /** A JSON value as built for output; objects have a null prototype so any key is a plain key. */
 type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
@@ -154,6 +156,24 @@ function base64Of(view: ArrayBufferView): string {
 // Export
 // ---------------------------------------------------------------------------------------------
 
+// Objects inside a Map, a Set, an Error's cause or a registered type's value: writers keep their
+// members in the order given (sortedKeys sorts plain objects and arrays only), so the export
+// prints them in that order, and import, which keeps the JSON's order, writes the same bytes.
+const ownOrder = new WeakSet<object>();
+// How many such containers the value being converted is inside: a counter, not a parameter, as
+// toJson's frames are what limits how deep a value can nest before the stack runs out.
+let inOwnOrder = 0;
+
+/** toJson() of a value inside a Map, Set, Error cause or registered type (see ownOrder). */
+function ownJson(value: unknown, path: string, depth: number): JsonValue {
+  inOwnOrder++;
+  try {
+    return toJson(value, path, depth);
+  } finally {
+    inOwnOrder--;
+  }
+}
+
 function toJson(value: unknown, path: string, depth: number): JsonValue {
   if (depth > MAX_NESTING) {
     throw new TapedeckError('E_DEPTH', `Tape value nests deeper than ${MAX_NESTING} levels at ${path}; it cannot be exported.`, { path });
@@ -207,7 +227,7 @@ function toJson(value: unknown, path: string, depth: number): JsonValue {
     let i = 0;
     for (const [k, v] of value) {
       const at = childPath(childPath(path, 'entries'), i);
-      entries.push([toJson(k, childPath(at, 0), next + 1), toJson(v, childPath(at, 1), next + 1)]);
+      entries.push([ownJson(k, childPath(at, 0), next + 1), ownJson(v, childPath(at, 1), next + 1)]);
       i++;
     }
     return tagged('map', { entries });
@@ -215,17 +235,17 @@ function toJson(value: unknown, path: string, depth: number): JsonValue {
   if (value instanceof Set) {
     const values: JsonValue[] = [];
     let i = 0;
-    for (const v of value) values.push(toJson(v, childPath(childPath(path, 'values'), i++), next));
+    for (const v of value) values.push(ownJson(v, childPath(childPath(path, 'values'), i++), next));
     return tagged('set', { values });
   }
   if (value instanceof Error) {
     const fields: Record<string, JsonValue> = { name: String(value.name), message: String(value.message) };
-    if (Object.hasOwn(value, 'cause')) fields.cause = toJson(value.cause, childPath(path, 'cause'), next);
+    if (Object.hasOwn(value, 'cause')) fields.cause = ownJson(value.cause, childPath(path, 'cause'), next);
     return tagged('error', fields);
   }
   if (value instanceof RegExp) return tagged('regexp', { source: value.source, flags: value.flags });
   const userType = tapeTypeOf(value);
-  if (userType) return tagged('ext', { name: userType.name, value: toJson(userType.write(value), childPath(path, 'value'), next) });
+  if (userType) return tagged('ext', { name: userType.name, value: ownJson(userType.write(value), childPath(path, 'value'), next) });
   const proto = Object.getPrototypeOf(value) as unknown;
   if (proto !== Object.prototype && proto !== null) {
     const name = (value as { constructor?: { name?: unknown } }).constructor?.name;
@@ -236,6 +256,7 @@ function toJson(value: unknown, path: string, depth: number): JsonValue {
   const out = newObject();
   const base = escaped ? childPath(path, 'value') : path;
   for (const key of Object.keys(obj)) out[key] = toJson(obj[key], childPath(base, key), escaped ? next + 1 : next);
+  if (inOwnOrder > 0) ownOrder.add(out);
   return escaped ? tagged('object', { value: out }) : out;
 }
 
@@ -264,7 +285,7 @@ function stringify(value: JsonValue, indent: string, parts: string[]): void {
     parts.push(`${indent}]`);
     return;
   }
-  const keys = Object.keys(value).sort();
+  const keys = ownOrder.has(value) ? Object.keys(value) : Object.keys(value).sort();
   if (keys.length === 0) {
     parts.push('{}');
     return;
@@ -516,15 +537,19 @@ async function writeFrom(scan: TapeStream, path: string, write: OutputSink, opts
  * (a prompt changed by hand) would otherwise keep the old request's key, and the old request
  * would be answered with the edited answer. Such a record is keyed from its request again
  * (`ignoreArgs`: the arguments the recording left out of its keys, as `--ignore` gives them);
- * `rekeyed` counts them. `keepKeys: true` keeps every stored key as it is.
+ * `rekeyed` counts them. `keepKeys: true` keeps every stored key as it is. An edited record that
+ * holds a secret is refused (`E_IMPORT_ENTRY`); a key pasted into a provider credential header
+ * (`authorization`, `x-api-key`, ...) is masked to `[REDACTED]` as recording masks it, and
+ * `masked` counts those values (absent when none).
  *
  * @example
  * const { records, rekeyed } = await importTapeJSON(readFileSync('app.tape.json', 'utf8'), 'app.tape', { force: true })
  */
-export async function importTapeJSON(json: string, out: string, opts: { force?: boolean; ignoreArgs?: readonly string[]; keepKeys?: boolean } = {}): Promise<{ records: number; rekeyed: number }> {
-  const { created, tapedeckVersion, salt, values } = parseTapeDocument(json, tapeTypeNamed);
+export async function importTapeJSON(json: string, out: string, opts: { force?: boolean; ignoreArgs?: readonly string[]; keepKeys?: boolean } = {}): Promise<{ records: number; rekeyed: number; masked?: number }> {
+  const { created, tapedeckVersion, salt, more, values } = parseTapeDocument(json, tapeTypeNamed);
   refuseNewerRecords(values);
   storedOrigins(values);
+  const masked = maskCredentialHeaders(values);
   // `keepKeys`: the stored keys as they are (a format test's made-up records).
   const rekeyed = opts.keepKeys === true ? 0 : rekeyEdited(values, opts.ignoreArgs);
   // A tape a writer has open is not replaced (see import/target.ts): said before the work.
@@ -534,7 +559,7 @@ export async function importTapeJSON(json: string, out: string, opts: { force?: 
   try {
     // The salt travels with the records: their keyed masks only match under it.
     try {
-      await createTape(tmp, { created, tapedeckVersion, salt: salt ?? null });
+      await createTape(tmp, { created, tapedeckVersion, salt: salt ?? null, ...(more ? { more } : {}) });
       // Records come back in the field order writers use (record-order.ts), so a tape written
       // by tapedeck survives export -> import byte for byte.
       if (values.length > 0) await appendRecords(tmp, values.map(inRecordOrder));
@@ -557,7 +582,35 @@ export async function importTapeJSON(json: string, out: string, opts: { force?: 
     await unlink(tmp).catch(() => {});
     if (!written) await removeDirs();
   }
-  return { records: values.length, rekeyed };
+  // `masked` only when a credential header was masked: said to the user (tapedeck import warns).
+  return { records: values.length, rekeyed, ...(masked > 0 ? { masked } : {}) };
+}
+
+/**
+ * Masks the provider credential headers (`authorization`, `x-api-key`, ... as redaction names
+ * them) of every HTTP exchange as recording does, in place; returns how many values changed. A
+ * key pasted into one while editing the export changes no request key, so the edited-record check
+ * (rekeyEdited) never sees it. Recording stores them as `[REDACTED]` already: a record tapedeck
+ * wrote keeps its bytes.
+ */
+function maskCredentialHeaders(values: unknown[]): number {
+  const credential = redactor().isCredentialHeader;
+  let n = 0;
+  const mask = (h: Record<string, string | string[]> | undefined): void => {
+    if (h === null || typeof h !== 'object') return;
+    for (const k of Object.keys(h)) {
+      if (!credential(k)) continue;
+      const x = h[k];
+      const one = (v: unknown): unknown => (typeof v !== 'string' || v === '' || v === REDACTED ? v : (n++, REDACTED));
+      h[k] = (Array.isArray(x) ? x.map(one) : one(x)) as string | string[];
+    }
+  };
+  for (const v of values) {
+    if (!isHttpRecord(v)) continue;
+    mask(v.request?.headers);
+    mask(v.response?.headers);
+  }
+  return n;
 }
 
 /**

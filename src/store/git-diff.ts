@@ -6,13 +6,13 @@
  *
  *   .gitattributes:  *.tape diff=tapedeck
  *                    *.tape merge=tapedeck
- *   git config:      diff.tapedeck.textconv "npx --no-install tapedeck export --review --textconv"
+ *   git config:      diff.tapedeck.textconv "npx --no-install llm-tapedeck export --review --textconv"
  *                    diff.tapedeck.binary false
- *                    merge.tapedeck.name, merge.tapedeck.driver "npx --no-install tapedeck merge %O %A %B %P"
+ *                    merge.tapedeck.name, merge.tapedeck.driver "npx --no-install llm-tapedeck merge %O %A %B %P"
  *   .git/hooks/pre-commit (only when there is none): tapedeck scan --staged
  *
  * The first is committed (everyone's diffs use the driver); the rest are per clone (git does
- * not let a repository run commands on its own), so each developer runs `npx tapedeck init`.
+ * not let a repository run commands on its own), so each developer runs `npx llm-tapedeck init`.
  * `binary false` is what makes `git diff --stat` count a tape's changed lines instead of
  * saying `Bin`: git decides "binary" from the driver's setting or the raw bytes, not from the
  * textconv output (git 2.39; test/cli/init.test.ts checks it with the git at hand). Patches (`git format-patch`, `git am`) of tapes still apply byte for byte.
@@ -39,12 +39,21 @@ export const GIT_ATTRIBUTE = '*.tape diff=tapedeck';
 export const GIT_MERGE_ATTRIBUTE = '*.tape merge=tapedeck';
 /** The attribute line that keeps git from converting a tape's line endings (core.autocrlf), which changes every record holding such a byte. */
 export const GIT_TEXT_ATTRIBUTE = '*.tape -text';
-export const DEFAULT_MERGE_DRIVER = 'npx --no-install tapedeck merge %O %A %B %P';
+// The commands name the package, llm-tapedeck (its bin of that name is this CLI): `npx tapedeck`
+// in a clone where it is not installed yet resolves `tapedeck` on the registry, an unrelated
+// package, and invites installing it (then git would run its code on every diff and commit).
+export const DEFAULT_MERGE_DRIVER = 'npx --no-install llm-tapedeck merge %O %A %B %P';
 /** The driver's name, which git prints in some messages. */
 const MERGE_DRIVER_NAME = 'tapedeck: merge the recordings of both branches';
-export const DEFAULT_TEXTCONV = 'npx --no-install tapedeck export --review --textconv';
+export const DEFAULT_TEXTCONV = 'npx --no-install llm-tapedeck export --review --textconv';
 /** The command the pre-commit hook runs. */
-export const HOOK_COMMAND = 'npx --no-install tapedeck scan --staged';
+export const HOOK_COMMAND = 'npx --no-install llm-tapedeck scan --staged';
+/** What an older init wrote in its place (npx resolved `tapedeck` to another package when ours was not installed). */
+const OLD_HOOK_COMMAND = 'npx --no-install tapedeck scan --staged';
+/** The hook's first line: a commit that stages no tape runs nothing (npx needs the package installed). */
+const HOOK_NO_TAPE = "git diff --cached --name-only --diff-filter=ACMR -- '*.tape' | grep -q . || exit 0";
+/** The comment line init's hook starts with, by which init knows a hook as its own. */
+const HOOK_MARK = '# Written by tapedeck init:';
 
 export const INIT_HELP = `Usage: tapedeck init [--textconv CMD] [--merge-driver CMD] [--no-hook]
 
@@ -95,7 +104,7 @@ export function setupTapeDiffs(
   const top = git(['rev-parse', '--show-toplevel'], cwd);
   if (!top.ok) throw new TapedeckError('E_GIT', `${cwd} is not inside a git repository.`, { hint: 'Run tapedeck init in your project (git init first).' });
   const root = top.out;
-  const attributeLines = appendMissingLines(join(root, '.gitattributes'), [GIT_ATTRIBUTE, GIT_MERGE_ATTRIBUTE, GIT_TEXT_ATTRIBUTE], 'Tapes diff as their JSON export and merge both branches\' recordings (npx tapedeck init sets the drivers up); their line endings are never converted');
+  const attributeLines = appendMissingLines(join(root, '.gitattributes'), [GIT_ATTRIBUTE, GIT_MERGE_ATTRIBUTE, GIT_TEXT_ATTRIBUTE], 'Tapes diff as their JSON export and merge both branches\' recordings (npx llm-tapedeck init sets the drivers up); their line endings are never converted');
   const ignored = appendMissingLines(join(root, '.gitignore'), WORKING_FILES, "tapedeck's working files beside a tape (left behind only when it is killed)").length ? 'added' : 'present';
   const set = setConfig(root, [
     ['diff.tapedeck.textconv', textconv],
@@ -146,20 +155,30 @@ function appendMissingLines(file: string, lines: readonly string[], comment: str
 
 /**
  * Writes a pre-commit hook running `tapedeck scan --staged` when the clone has none; never
- * touches an existing hook. Returns what it did: `written` (with the hook's path), `present`
- * (an existing hook already runs tapedeck scan), or `exists` (another hook: add the line).
+ * touches another hook. Returns what it did: `written` (with the hook's path), `updated` (the
+ * hook an older init wrote, whose npx command could run another package, brought up to date),
+ * `present` (an existing hook already runs tapedeck scan), or `exists` (another hook: add the line).
  *
  * @example
  * setupScanHook(process.cwd()) // { state: 'written', path: '/repo/.git/hooks/pre-commit' }
  */
-export function setupScanHook(root: string, command = HOOK_COMMAND): { state: 'written' | 'present' | 'exists'; path: string } {
+export function setupScanHook(root: string, command = HOOK_COMMAND): { state: 'written' | 'updated' | 'present' | 'exists'; path: string } {
   // --git-path follows core.hooksPath and linked worktrees.
   const rel = git(['rev-parse', '--git-path', 'hooks/pre-commit'], root);
   if (!rel.ok) throw new TapedeckError('E_GIT', `git rev-parse failed: ${rel.err}`, { hint: `Add "${command}" to your pre-commit hook yourself.` });
   const path = isAbsolute(rel.out) ? rel.out : join(root, rel.out);
-  if (existsSync(path)) return { state: readFileSync(path, 'utf8').includes('tapedeck scan') ? 'present' : 'exists', path };
+  const text = `#!/bin/sh\n${HOOK_MARK} refuse a commit whose staged tapes hold anything that looks like a\n# credential (tapedeck scan --help). Skip once with git commit --no-verify.\n${HOOK_NO_TAPE}\nexec ${command}\n`;
+  if (existsSync(path)) {
+    const hook = readFileSync(path, 'utf8');
+    // Init's own hook from an older version, with the command npx could resolve elsewhere: replaced.
+    if (hook.includes(HOOK_MARK) && hook.includes(`exec ${OLD_HOOK_COMMAND}\n`)) {
+      writeFileSync(path, text);
+      return { state: 'updated', path };
+    }
+    return { state: hook.includes('tapedeck scan') ? 'present' : 'exists', path };
+  }
   mkdirSync(join(path, '..'), { recursive: true });
-  writeFileSync(path, `#!/bin/sh\n# Written by tapedeck init: refuse a commit whose staged tapes hold anything that looks like a\n# credential (tapedeck scan --help). Skip once with git commit --no-verify.\nexec ${command}\n`, { flag: 'wx' });
+  writeFileSync(path, text, { flag: 'wx' });
   chmodSync(path, 0o755);
   return { state: 'written', path };
 }
@@ -196,6 +215,7 @@ export async function initCommand(args: string[]): Promise<number> {
     if (!parsed.values['no-hook']) {
       const h = setupScanHook(r.root);
       if (h.state === 'written') process.stdout.write(`wrote ${h.path}: commits run "${HOOK_COMMAND}"\n`);
+      else if (h.state === 'updated') process.stdout.write(`updated ${h.path}: commits run "${HOOK_COMMAND}" (the package's name, which npx cannot take for another package)\n`);
       else if (h.state === 'present') process.stdout.write(`${h.path} already runs tapedeck scan\n`);
       else process.stdout.write(`${h.path} exists and was left as it is; to check tapes for credentials before each commit, add this line to it:\n  ${HOOK_COMMAND}\n`);
     }

@@ -26,8 +26,8 @@ export const RECORD_FIELDS: readonly string[] = Object.freeze([
   'match',
   'route',
   'origin',
-  // The upstream's path prefix, beside the origin (where the request went). After it: the index
-  // reads the head up to `origin` and stops there, so the few records with one cost it nothing.
+  // The upstream's path prefix, beside the origin (where the request went), read by the index
+  // with it among the leading scalars.
   'upstreamPath',
   'trace',
   'ignored',

@@ -99,7 +99,11 @@ function scanText(s: string, path: string, secretName: boolean, report: Report, 
   // A form (sent as one, or as text without its content type): its secret-named fields, and an
   // OAuth token request's `code`, are judged as secret-named members are.
   if (found.length === 0 && !secretName && FORM_START.test(s)) {
-    for (const [k, x] of new URLSearchParams(s)) if (names.isSecretField(k) || grantCode(k, s)) scanText(x, `${path} field ${JSON.stringify(k)}`, true, report, depth + 1, false);
+    // The recorder masks a form that is the request body itself; one that is text inside a
+    // document (a prompt that is one `DB_PASSWORD=…` line) it keeps, so re-recording fixes nothing.
+    const kept = isString && path !== '$.request.body';
+    const said: Report = kept ? (p, kind, value) => report(p, kind, value, true) : report;
+    for (const [k, x] of new URLSearchParams(s)) if (names.isSecretField(k) || grantCode(k, s)) scanText(x, `${path} field ${JSON.stringify(k)}`, true, said, depth + 1, false);
   }
 }
 

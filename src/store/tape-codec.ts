@@ -4,7 +4,8 @@
  * rewriting) and the browser entry both read tapes through this one decoder, so a tape means
  * the same thing everywhere. The byte layout is specified in docs/tape-format.md.
  */
-import { addExtension, Unpackr } from 'msgpackr/unpack';
+import { addExtension } from 'msgpackr/unpack';
+import { ProtoUnpackr } from './proto-unpackr.ts';
 import { convertedLineEndings, convertedTape, framesReadWithoutAddedCRs, headerReadsWithoutAddedCRs, type FrameCodec } from './line-endings.ts';
 import { keptSalt } from './tape-header-salt.ts';
 import { notATape } from './not-a-tape.ts';
@@ -136,11 +137,12 @@ export function readMapBox(entries: unknown): Map<unknown, unknown> {
 }
 addExtension({ type: MAP_EXTENSION_TYPE, read: readMapBox });
 
-const unpackr = new Unpackr(MSGPACK_OPTIONS);
+// A member named `__proto__` decodes as one (proto-unpackr.ts), not renamed `__proto_`.
+const unpackr = new ProtoUnpackr(MSGPACK_OPTIONS);
 // For payloads in a buffer that is read over again (tape-stream.ts's window): byte strings are
 // copied out of it rather than handed out as views of it, so that decoded values outlive the
 // window. Strings, numbers and typed arrays are copies with either decoder.
-const copyingUnpackr = new Unpackr({ ...MSGPACK_OPTIONS, copyBuffers: true });
+const copyingUnpackr = new ProtoUnpackr({ ...MSGPACK_OPTIONS, copyBuffers: true });
 
 // ---------------------------------------------------------------------------------------------
 // CRC-32 (ISO-HDLC, as zlib and PNG): node:zlib's native one where there is one, else a table.

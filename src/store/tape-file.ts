@@ -498,7 +498,8 @@ async function writeAll(fh: FileHandle, data: Uint8Array): Promise<void> {
 /**
  * Create an empty tape (header only). Refuses to replace an existing file, so two workers racing
  * to create the same tape cannot wipe each other's records: the loser gets `E_TAPE_EXISTS` and
- * can simply append. Pass `created` to make the file reproducible byte for byte.
+ * can simply append. Pass `created` to make the file reproducible byte for byte; `more` holds
+ * other metadata keys (another writer's, which readers keep), written after tapedeck's own.
  *
  * The tape appears whole: its header is written to a temp file beside it, which is then linked
  * into place. A reader racing the creation finds either no tape or a tape with its header, never
@@ -507,12 +508,10 @@ async function writeAll(fh: FileHandle, data: Uint8Array): Promise<void> {
  * @example
  * await createTape('test/__tapes__/chat.tape', { created: '2026-01-01T00:00:00.000Z' });
  */
-export async function createTape(path: string, meta: { created?: string; tapedeckVersion?: string; salt?: string | null } = {}): Promise<void> {
-  const header = encodeHeader({
-    created: meta.created ?? new Date().toISOString(),
-    tapedeckVersion: meta.tapedeckVersion ?? VERSION,
-    ...saltField(meta.salt),
-  });
+export async function createTape(path: string, meta: { created?: string; tapedeckVersion?: string; salt?: string | null; more?: Record<string, unknown> } = {}): Promise<void> {
+  const own = { created: meta.created ?? new Date().toISOString(), tapedeckVersion: meta.tapedeckVersion ?? VERSION, ...saltField(meta.salt) };
+  // `more`: metadata keys another writer put in a header (an import keeps them), after ours.
+  const header = encodeHeader({ ...own, ...Object.fromEntries(Object.entries(meta.more ?? {}).filter(([k]) => !['created', 'tapedeckVersion', 'salt'].includes(k))) });
   // A device or FIFO at the path is said as what it is, not as a tape that exists.
   refuseNonTapeFile(path);
   // Through a symbolic link to a tape not made yet: the file is made where the link leads.

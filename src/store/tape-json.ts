@@ -282,7 +282,7 @@ function fromJson(json: unknown, path: string, depth: number, named: TypeLookup)
  * @example
  * const { values } = parseTapeDocument(await (await fetch('/tapes/chat.tape.json')).text());
  */
-export function parseTapeDocument(json: string, named: TypeLookup = () => undefined): { created: string; tapedeckVersion: string; salt?: string; values: unknown[] } {
+export function parseTapeDocument(json: string, named: TypeLookup = () => undefined): { created: string; tapedeckVersion: string; salt?: string; more?: Record<string, unknown>; values: unknown[] } {
   let doc: unknown;
   try {
     doc = JSON.parse(json);
@@ -307,10 +307,10 @@ export function parseTapeDocument(json: string, named: TypeLookup = () => undefi
   }
   let created = expectString(header, 'created', '$.header');
   let tapedeckVersion = expectString(header, 'tapedeckVersion', '$.header');
+  // Keys tapedeck does not write (another implementation's): kept, as readers keep them.
+  let more: Record<string, unknown> | undefined;
   for (const k of Object.keys(header)) {
-    if (k !== 'formatVersion' && k !== 'created' && k !== 'tapedeckVersion' && k !== 'salt' && k !== 'headerLost') {
-      throw importError(childPath('$.header', k), `header field "${k}" cannot be written (tapes store only created, tapedeckVersion and salt)`);
-    }
+    if (!['formatVersion', 'created', 'tapedeckVersion', 'salt', 'headerLost'].includes(k)) setKey((more ??= {}), k, fromJson(header[k], childPath('$.header', k), 2, named));
   }
   if (header.headerLost !== undefined) {
     if (header.headerLost !== true) throw importError('$.header.headerLost', `expected true (or no "headerLost"), found ${describe(header.headerLost)}`);
@@ -334,5 +334,5 @@ export function parseTapeDocument(json: string, named: TypeLookup = () => undefi
       throw importError(`$.records[${i}].response.status`, `expected an HTTP status from 200 to 599, found ${describe(status)}`);
     }
   });
-  return { created, tapedeckVersion, ...(salt !== undefined ? { salt } : {}), values };
+  return { created, tapedeckVersion, ...(salt !== undefined ? { salt } : {}), ...(more ? { more } : {}), values };
 }

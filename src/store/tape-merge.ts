@@ -17,6 +17,8 @@
  * re-record is a decision; keeping the record the other side merely left in place would undo
  * it, and re-recorded keys would replay the stale answer first). A base record a side lost to
  * damage (absent from it just where its damaged bytes are) was not removed: base's copy is kept.
+ * One base lost to damage that both sides hold is kept once, where base had it; one only one side
+ * holds was removed by the other, and is dropped (lostInBase).
  *
  * The header is ours (the tape's `created`, version and salt). Theirs may have another salt (both
  * branches created the tape) only while the records it adds hold no keyed mask (`[REDACTED:<hex>]`,
@@ -30,7 +32,7 @@ import { MAX_INPUT_BYTES, TapedeckError } from '../errors.ts';
 import { readBounded, type ReadBound } from '../read-bounded.ts';
 import { holdsKeyedMask } from './keyed-mask.ts';
 import { parseTape, type TapeHeader, type TapeWarning } from './tape-codec.ts';
-import { rewriteTapeWith, tapeIoError, type TapeScan } from './tape-file.ts';
+import { recordBytes, rewriteTapeWith, tapeIoError, type TapeScan } from './tape-file.ts';
 
 /** One side of a merge as read: its header, frames (CRC-checked) and damage. */
 export interface MergeSide {
@@ -68,8 +70,8 @@ export interface MergeSummary {
 
 /**
  * Merges three parsed tapes: the bytes of the merged tape and what was taken from where. Throws
- * E_TAPE_MERGE when the tapes cannot be merged (different salts or format versions, a header
- * lost to damage on a tape that has records).
+ * E_TAPE_MERGE when the tapes cannot be merged (different salts or format versions, ours' header
+ * and salt lost to damage on a tape that has records).
  *
  * @example
  * const { parts, summary } = mergeTapeImages(sideOf('base', b, bBytes), sideOf('ours', a, aBytes), sideOf('theirs', c, cBytes));
@@ -92,7 +94,16 @@ export function mergeTapeImages(base: MergeSide, ours: MergeSide, theirs: MergeS
   // Where each base record is on each side (its earliest copy there), -1 where it is not.
   const oursAt = placed(baseIds, oursIds);
   const theirsAt = placed(baseIds, theirsIds);
+  // Base records lost to damage in base: put back where base had them when both sides hold them,
+  // left out when one side removed them (lostInBase).
+  const lost = lostInBase(base, oursIds, oursAt, theirsIds, theirsAt);
+  const { before } = lost;
+  summary.removed += lost.removed;
   baseIds.forEach((k, i) => {
+    for (const j of before.get(i) ?? []) {
+      parts.push(frameBytes(ours, ours.frames[j]!));
+      summary.duplicates++;
+    }
     const inOurs = take(oursLeft, k);
     const inTheirs = take(theirsLeft, k);
     if (inOurs) bump(oursFromBase, k);
@@ -113,13 +124,20 @@ export function mergeTapeImages(base: MergeSide, ours: MergeSide, theirs: MergeS
     } else summary.removed++;
   });
   const oursAdded = new Map<string, number>();
+  for (const j of before.get(baseIds.length) ?? []) {
+    parts.push(frameBytes(ours, ours.frames[j]!));
+    summary.duplicates++;
+  }
+  const placedOurs = new Set([...before.values()].flat());
   oursIds.forEach((k, i) => {
+    if (placedOurs.has(i) || lost.dropOurs.has(i)) return;
     if (take(oursFromBase, k)) return;
     bump(oursAdded, k);
     parts.push(frameBytes(ours, ours.frames[i]!));
     summary.ours++;
   });
   theirsIds.forEach((k, i) => {
+    if (lost.skipTheirs.has(i)) return;
     if (take(theirsFromBase, k)) return;
     if (take(oursAdded, k)) {
       summary.duplicates++;
@@ -188,31 +206,46 @@ async function readSide(label: MergeSide['label'], file: string): Promise<MergeS
   return { label, file, bytes, header: parsed.header, headerEnd: parsed.headerEnd, frames: parsed.records, warnings };
 }
 
-/** The merged tape's header (ours, once theirs is known to be the same format version), and whether their salts differ. */
+/**
+ * The merged tape's header (ours, once theirs is known to be the same format version), and whether
+ * their salts differ. A header lost to damage costs only its metadata when its salt still reads
+ * whole (tape-codec.ts keeps it): that salt is the side's, and a damaged ours gets a fresh header
+ * carrying it, as prune writes one. Theirs' salt lost with its header counts as a different salt
+ * (only records holding keyed masks cannot be carried over); ours' cannot be replaced: ours' own
+ * keyed masks were made under it.
+ */
 function mergedHeader(ours: MergeSide, theirs: MergeSide): { head: Uint8Array; saltsDiffer: boolean } {
-  const lost = (s: MergeSide) => s.header.headerLost === true;
-  for (const s of [ours, theirs]) {
-    if (lost(s) && s.bytes.length > 0) {
-      throw new TapedeckError('E_TAPE_MERGE', `${s.file} (${s.label}): the tape's header is damaged, so its redaction salt is unknown; no merge was written.`, {
-        hint: `git leaves the conflict: run tapedeck verify on each side (git show :2:<tape> > ours.tape, :3: for theirs), then keep one side (git checkout --ours <tape> or --theirs) and re-record what the other branch added.`,
-        file: s.file,
-      });
-    }
+  const empty = (s: MergeSide) => s.header.headerLost === true && s.bytes.length === 0;
+  const lost = (s: MergeSide) => s.header.headerLost === true && s.bytes.length > 0;
+  const sound = (s: MergeSide) => s.bytes.subarray(0, s.headerEnd);
+  const fresh = (s: MergeSide) => recordBytes.header({ ...(salt(s) !== undefined ? { salt: salt(s) } : {}) });
+  if (lost(ours) && salt(ours) === undefined) {
+    throw new TapedeckError('E_TAPE_MERGE', `${ours.file} (ours): the tape's header is damaged, so its redaction salt is unknown; no merge was written.`, {
+      hint: `git leaves the conflict: run tapedeck verify on each side (git show :2:<tape> > ours.tape, :3: for theirs), then keep one side (git checkout --ours <tape> or --theirs) and re-record what the other branch added.`,
+      file: ours.file,
+    });
   }
-  if (lost(ours)) return { head: theirs.bytes.subarray(0, theirs.headerEnd), saltsDiffer: false };
-  if (lost(theirs)) return { head: ours.bytes.subarray(0, ours.headerEnd), saltsDiffer: false };
-  if (ours.header.formatVersion !== theirs.header.formatVersion) {
+  if (empty(ours)) return { head: lost(theirs) ? fresh(theirs) : sound(theirs), saltsDiffer: false };
+  const head = lost(ours) ? fresh(ours) : sound(ours);
+  if (empty(theirs)) return { head, saltsDiffer: false };
+  if (!lost(ours) && !lost(theirs) && ours.header.formatVersion !== theirs.header.formatVersion) {
     throw new TapedeckError('E_TAPE_MERGE', `ours (${ours.file}) is tape format version ${ours.header.formatVersion}, theirs (${theirs.file}) version ${theirs.header.formatVersion}: records of two formats cannot share a tape; no merge was written.`, {
       hint: 'git leaves the conflict: keep one side (git checkout --ours <tape> or --theirs) and re-record what the other branch added with the same tapedeck version.',
     });
   }
-  return { head: ours.bytes.subarray(0, ours.headerEnd), saltsDiffer: salt(ours) !== salt(theirs) };
+  return { head, saltsDiffer: salt(theirs) === undefined ? lost(theirs) || salt(ours) !== undefined : salt(ours) !== salt(theirs) };
 }
 
 const salt = (s: MergeSide) => (typeof s.header.salt === 'string' ? s.header.salt : undefined);
 
 /** Theirs adds `n` records holding masks keyed under a salt other than ours'. */
 function saltError(ours: MergeSide, theirs: MergeSide, n: number): TapedeckError {
+  if (theirs.header.headerLost === true && salt(theirs) === undefined) {
+    return new TapedeckError('E_TAPE_MERGE', `theirs (${theirs.file}): the tape's header is damaged, so its redaction salt is unknown, and ${n} of the records theirs adds hold secrets masked under it, which match no request under ours' salt; no merge was written.`, {
+      hint: "git leaves the conflict: keep ours (git checkout --ours <tape>), git add it, and re-record the other branch's calls into it (TAPEDECK_MODE=update runs only what is missing).",
+      file: theirs.file,
+    });
+  }
   return new TapedeckError(
     'E_TAPE_MERGE',
     `ours (${ours.file}) and theirs (${theirs.file}) have different redaction salts (${salt(ours) ?? 'none'} and ${salt(theirs) ?? 'none'}): the branches created the tape separately, and ${n} of the records theirs adds hold secrets masked under its salt, which cannot be changed afterwards (the values are gone); no merge was written.`,
@@ -245,6 +278,71 @@ function lostToDamage(side: MergeSide, at: number[], i: number): boolean {
   const from = prev < 0 ? side.headerEnd : side.frames[prev]!.offset + side.frames[prev]!.length;
   const to = prev + 1 < side.frames.length ? side.frames[prev + 1]!.offset : Infinity;
   return side.warnings.some((w) => w.offset >= from && w.offset < to);
+}
+
+/**
+ * What to do with records base lost to damage. Sides keep base order and only append (see
+ * lostToDamage), so a side's record that is no copy of a base record yet comes before its copy of
+ * some base record was in base before that one: a record base's damaged bytes held. Such a
+ * record both sides hold is a base record both kept: placed before the base record that follows
+ * it in ours (the docs count it as added by both, kept once), so repeats of its request keep
+ * their order. Held by one side only, the other removed it (a prune, a re-record): dropped, as a
+ * base record one side removed is, or the answer a re-record replaced would come back first.
+ * `before` maps a base index (base's length for none) to ours' frames to put before it;
+ * `dropOurs` and `skipTheirs` are the sides' frames the merge leaves for this reason.
+ */
+function lostInBase(
+  base: MergeSide,
+  oursIds: string[],
+  oursAt: number[],
+  theirsIds: string[],
+  theirsAt: number[],
+): { before: Map<number, number[]>; dropOurs: Set<number>; skipTheirs: Set<number>; removed: number } {
+  const out = { before: new Map<number, number[]>(), dropOurs: new Set<number>(), skipTheirs: new Set<number>(), removed: 0 };
+  if (base.warnings.length === 0) return out;
+  const copies = (at: number[]) => new Set(at.filter((x) => x >= 0));
+  const oursCopies = copies(oursAt);
+  const theirsCopies = copies(theirsAt);
+  const inside = (ids: string[], at: number[], own: Set<number>): number[] => {
+    // A loop, not Math.max(...at): a tape of 100,000 records is too many arguments.
+    let last = -1;
+    for (const x of at) if (x > last) last = x;
+    return ids.map((_, j) => j).filter((j) => j < last && !own.has(j));
+  };
+  const oursInside = inside(oursIds, oursAt, oursCopies);
+  const theirsInside = inside(theirsIds, theirsAt, theirsCopies);
+  // Theirs' frames that are no base copy, by record: those inside base's span first.
+  const theirsHeld = new Map<string, number[]>();
+  const insideSet = new Set(theirsInside);
+  for (const j of [...theirsInside, ...theirsIds.map((_, j) => j).filter((j) => !theirsCopies.has(j) && !insideSet.has(j))]) {
+    const list = theirsHeld.get(theirsIds[j]!);
+    if (list) list.push(j);
+    else theirsHeld.set(theirsIds[j]!, [j]);
+  }
+  for (const j of oursInside) {
+    const t = theirsHeld.get(oursIds[j]!)?.shift();
+    if (t === undefined) {
+      out.dropOurs.add(j);
+      out.removed++;
+      continue;
+    }
+    out.skipTheirs.add(t);
+    // The base record ours holds next after it.
+    let next = oursAt.findIndex((x) => x > j);
+    if (next < 0) next = oursAt.length;
+    const list = out.before.get(next);
+    if (list) list.push(j);
+    else out.before.set(next, [j]);
+  }
+  // Theirs' records base lost that ours holds nowhere: ours removed them.
+  const oursInsideSet = new Set(oursInside);
+  const oursOutside = counts(oursIds.filter((_, j) => !oursCopies.has(j) && !oursInsideSet.has(j)));
+  for (const t of theirsInside) {
+    if (out.skipTheirs.has(t) || take(oursOutside, theirsIds[t]!)) continue;
+    out.skipTheirs.add(t);
+    out.removed++;
+  }
+  return out;
 }
 
 function frameBytes(side: MergeSide, f: { offset: number; length: number }): Uint8Array {

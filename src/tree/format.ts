@@ -144,6 +144,17 @@ export function formatTree(tree: ConversationTree, opts: FormatOptions = {}): st
  * for (const line of treeLines(tree, { collapse: 40 })) process.stdout.write(`${line}\n`);
  */
 export function* treeLines(tree: ConversationTree, opts: FormatOptions = {}): Generator<string> {
+  for (const line of rawLines(tree, opts)) yield shown(line);
+}
+
+// Recorded text (a pasted web page, a RAG chunk, a model name) is data, never a command to the
+// reader's terminal: C0 controls but tab, DEL, C1 controls (0x9b is a one-byte CSI on some
+// terminals) and the bidirectional overrides and isolates that reorder the rest of a line on
+// screen are shown as escapes, as tapedeck diff shows them.
+const TERMINAL_CONTROL = /[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]/g;
+const shown = (line: string): string => line.replace(TERMINAL_CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+function* rawLines(tree: ConversationTree, opts: FormatOptions): Generator<string> {
   const width = opts.width ?? 72;
   const collapse = opts.collapse ?? Infinity;
   // Several answers of one prompt can be the same message (a call and its stream, recorded

@@ -69,7 +69,7 @@ describe('tapedeck init', () => {
     expect(tapedeck(repo, 'init', '--textconv', `"${process.execPath}" "${CLI}" export`)).toContain('already in');
     expect(readFileSync(join(repo, '.gitattributes'), 'utf8').match(/diff=tapedeck/g)).toHaveLength(1);
     tapedeck(repo, 'init');
-    expect(git(repo, 'config', '--get', 'diff.tapedeck.textconv').trim()).toBe('npx --no-install tapedeck export --review --textconv');
+    expect(git(repo, 'config', '--get', 'diff.tapedeck.textconv').trim()).toBe('npx --no-install llm-tapedeck export --review --textconv');
   });
 
   it("ignores tapedeck's working files beside a tape, which a killed run leaves behind", async () => {
@@ -143,7 +143,7 @@ describe('tapedeck init', () => {
     const hook = join(repo, '.git', 'hooks', 'pre-commit');
     const out = tapedeck(repo, 'init', '--textconv', `"${process.execPath}" "${CLI}" export --review`);
     expect(out).toContain(`wrote ${hook}`);
-    expect(readFileSync(hook, 'utf8')).toContain('exec npx --no-install tapedeck scan --staged');
+    expect(readFileSync(hook, 'utf8')).toContain('exec npx --no-install llm-tapedeck scan --staged');
     // The test points the hook at the built CLI instead of npx.
     writeFileSync(hook, `#!/bin/sh\nexec "${process.execPath}" "${CLI}" scan --staged\n`);
     const tape = join(repo, 'chat.tape');
@@ -165,7 +165,7 @@ describe('tapedeck init', () => {
     const custom = '#!/bin/sh\necho mine\n';
     writeFileSync(hook, custom);
     const again = tapedeck(repo, 'init', '--textconv', `"${process.execPath}" "${CLI}" export --review`);
-    expect(again).toContain('add this line to it:\n  npx --no-install tapedeck scan --staged');
+    expect(again).toContain('add this line to it:\n  npx --no-install llm-tapedeck scan --staged');
     expect(readFileSync(hook, 'utf8')).toBe(custom);
   });
 

@@ -236,13 +236,14 @@ describe('tapedeck merge <base> <ours> <theirs>', () => {
     expect(await keysOf(ours)).toEqual([1, 2, 3]);
   });
 
-  it('a damaged header on a side with records: refused, nothing written', async () => {
+  it('a damaged header on ours, its salt lost with it: refused, nothing written', async () => {
     const base = await tapeOf(at('b5.tape'), []);
     const ours = await tapeOf(at('o5.tape'), [1]);
     const theirs = await tapeOf(at('t5.tape'), [2]);
-    const bytes = readFileSync(theirs);
-    bytes[20] ^= 0xff; // inside the header's metadata: its CRC no longer matches
-    writeFileSync(theirs, bytes);
+    const bytes = readFileSync(ours);
+    // Inside the header's salt: its metadata CRC no longer matches and the salt no longer reads.
+    bytes[bytes.indexOf('salt') + 8] ^= 0x40;
+    writeFileSync(ours, bytes);
     const before = readFileSync(ours);
     const r = tapedeck(dir, 'merge', base, ours, theirs);
     expect(r.status).toBe(1);

@@ -26,7 +26,7 @@ const commit = (message: string) => {
 beforeAll(async () => {
   execFileSync('git', ['init', '-q', repo]);
   // The command tapedeck init writes, with the built CLI in place of npx.
-  const textconv = DEFAULT_TEXTCONV.replace('npx --no-install tapedeck', `"${process.execPath}" "${CLI}"`);
+  const textconv = DEFAULT_TEXTCONV.replace('npx --no-install llm-tapedeck', `"${process.execPath}" "${CLI}"`);
   execFileSync(process.execPath, [CLI, 'init', '--no-hook', '--textconv', textconv], { cwd: repo });
   await createTape(tape);
   await appendRecords(tape, [chatRecord(1)]);
@@ -44,7 +44,7 @@ beforeAll(async () => {
 
 describe('git textconv of tapes', () => {
   it('tapedeck init configures the export as textconv', () => {
-    expect(DEFAULT_TEXTCONV).toBe('npx --no-install tapedeck export --review --textconv');
+    expect(DEFAULT_TEXTCONV).toBe('npx --no-install llm-tapedeck export --review --textconv');
   });
 
   it('git log -p goes on past a tape the exporter cannot read, showing the error as its text', () => {

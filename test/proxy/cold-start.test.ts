@@ -12,7 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
 import { CountingTape } from '../store/counting-tape.ts';
 import { crc32 } from '../../src/store/tape-codec.ts';
-import { appendFrames, appendRecords, createTape, FRAME_HEADER_SIZE, FRAME_MAGIC, payloadJson, payloadMember, peekFrame, recordFrame, scanTape } from '../../src/store/tape-file.ts';
+import { appendFrames, appendRecords, createTape, decodeFrame, FRAME_HEADER_SIZE, FRAME_MAGIC, payloadJson, payloadMember, peekFrame, recordFrame, scanTape } from '../../src/store/tape-file.ts';
 import { startUpstream } from './fake-upstream.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-cold-'));
@@ -238,7 +238,9 @@ describe('peekFrame past containers', () => {
     payload.copy(bytes, FRAME_HEADER_SIZE);
     return { bytes, frame: { offset: 0, length: bytes.length } };
   };
-  const unpackWhole = (bytes: Buffer, frame: { offset: number; length: number }) => unpack(bytes.subarray(frame.offset + FRAME_HEADER_SIZE, frame.offset + frame.length)) as Record<string, unknown>;
+  // The whole record as the tape decoder reads it (a `__proto__` member given back as one, where
+  // msgpackr's own decoder renames it `__proto_`): what a member read alone must agree with.
+  const unpackWhole = (bytes: Buffer, frame: { offset: number; length: number }) => decodeFrame(bytes, frame) as Record<string, unknown>;
 
   it('payloadMember decodes one member as decoding the whole record gives it; a cut record is E_TAPE_CORRUPT or what it still holds', () => {
     fc.assert(
@@ -264,6 +266,16 @@ describe('peekFrame past containers', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('a member holding a __proto__ member reads alone as in the whole record, an own member of that name', () => {
+    const value = { v: 1, cached: JSON.parse('{"a":1,"__proto__":{"b":2},"c":3}') as object, b: Buffer.from([1, 2]) };
+    const { bytes, frame } = framed(value);
+    const whole = unpackWhole(bytes, frame);
+    const alone = payloadMember(bytes, frame.offset, frame.length, 'cached', 'x.tape') as Record<string, unknown>;
+    expect(alone).toEqual(whole.cached);
+    expect(Object.keys(alone)).toEqual(['a', '__proto__', 'c']);
+    expect(Object.getPrototypeOf(alone)).toBe(Object.prototype);
   });
 
   it('payloadJson gives the JSON of a nested member as decoding the whole record gives it, or nothing', () => {
