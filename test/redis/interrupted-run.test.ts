@@ -7,9 +7,8 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
-import { verifyRedisCommand } from '../../src/store/redis-cli.ts';
 import { startUpstream, type Upstream } from '../proxy/fake-upstream.ts';
-import { freshNamespace, redisDescribe, useRedis, useRedisCluster } from './setup.ts';
+import { freshNamespace, redisDescribe, useRedis, useRedisCluster, verifyNamespace } from './setup.ts';
 
 const root = join(import.meta.dirname, '../..');
 let upstream: Upstream;
@@ -49,17 +48,6 @@ function killedRun(store: string, mode: 'record' | 'update', texts: string[]): P
   });
 }
 
-/** `tapedeck verify <url> --namespace NS`: its exit code and what it printed. */
-async function verify(url: string, namespace: string): Promise<{ code: number; out: string }> {
-  let out = '';
-  const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = ((c: string | Uint8Array) => ((out += String(c)), true)) as typeof process.stdout.write;
-  try {
-    return { code: await verifyRedisCommand([url, '--namespace', namespace]), out };
-  } finally {
-    process.stdout.write = write;
-  }
-}
 
 const noted = (ws: string[]) => ws.filter((m) => m.includes('ended without closing'));
 
@@ -86,7 +74,7 @@ redisDescribe('a Redis record run killed before it closed', () => {
     expect(note).toContain('replay serves those first');
     expect(note).toContain('TAPEDECK_MODE=record');
 
-    const checked = await verify(redis.current.url, namespace);
+    const checked = await verifyNamespace(redis.current.url, namespace);
     expect(checked.code, checked.out).toBe(1);
     expect(checked.out).toContain('TAPEDECK_INTERRUPTED_RUN');
     expect(checked.out).not.toMatch(/^ok$/m);
@@ -107,7 +95,7 @@ redisDescribe('a Redis record run killed before it closed', () => {
     expect(await ask(last)).toBe(fresh);
     await last.close();
     expect(noted(quiet)).toEqual([]);
-    const ok = await verify(redis.current.url, namespace);
+    const ok = await verifyNamespace(redis.current.url, namespace);
     expect(ok.code, ok.out).toBe(0);
   }, 60_000);
 
@@ -143,7 +131,7 @@ redisDescribe('a Redis record run killed before it closed', () => {
     await ask(replay);
     await replay.close();
     expect(noted(warned)).toEqual([]);
-    const checked = await verify(redis.current.url, namespace);
+    const checked = await verifyNamespace(redis.current.url, namespace);
     expect(checked.code, checked.out).toBe(0);
   }, 60_000);
 });
@@ -163,7 +151,7 @@ redisDescribe('a Redis Cluster record run killed before it closed', () => {
     expect(await ask(replay)).toBe(old);
     await replay.close();
     expect(noted(warned).length, warned.join('\n')).toBe(1);
-    const checked = await verify(cluster.current.url, namespace);
+    const checked = await verifyNamespace(cluster.current.url, namespace);
     expect(checked.code, checked.out).toBe(1);
     expect(checked.out).toContain('TAPEDECK_INTERRUPTED_RUN');
   }, 60_000);

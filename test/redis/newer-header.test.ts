@@ -11,9 +11,8 @@ import { RedisBackend } from '../../src/store/backends/redis-backend.ts';
 import { RedisRecords } from '../../src/store/backends/redis.ts';
 import { httpRecords } from '../../src/store/records.ts';
 import { ReplayCache } from '../../src/store/replay-cache.ts';
-import { verifyRedisCommand } from '../../src/store/redis-cli.ts';
 import { recordBytes } from '../../src/store/tape-file.ts';
-import { freshNamespace, redisDescribe, rejectedWith, useRedis } from './setup.ts';
+import { freshNamespace, redisDescribe, rejectedWith, useRedis, verifyNamespace } from './setup.ts';
 
 async function newerNamespace(url: string, namespace: string): Promise<void> {
   const store = await RedisRecords.open(url, { namespace });
@@ -32,16 +31,6 @@ async function newerNamespace(url: string, namespace: string): Promise<void> {
   }
 }
 
-async function verify(url: string, namespace: string): Promise<{ code: number; out: string }> {
-  let out = '';
-  const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = ((c: string | Uint8Array) => ((out += String(c)), true)) as typeof process.stdout.write;
-  try {
-    return { code: await verifyRedisCommand([url, '--namespace', namespace]), out };
-  } finally {
-    process.stdout.write = write;
-  }
-}
 
 redisDescribe('a Redis namespace of a newer tape format', () => {
   const redis = useRedis();
@@ -70,7 +59,7 @@ redisDescribe('a Redis namespace of a newer tape format', () => {
   });
 
   it('verify says the header is of a newer format and gives the upgrade, not prune', async () => {
-    const { code, out } = await verify(url, namespace);
+    const { code, out } = await verifyNamespace(url, namespace);
     expect(code).toBe(1);
     expect(out).toContain('E_TAPE_VERSION');
     expect(out).not.toContain('no stored tape header');

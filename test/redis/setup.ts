@@ -4,6 +4,7 @@
 // TAPEDECK_REQUIRE_REDIS is set (.ci/run sets it): then the missing server is a failure.
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { TapedeckError } from '../../src/errors.ts';
+import { verifyRedisCommand } from '../../src/store/redis-cli.ts';
 import { redisMissing, REQUIRE_ENV, startRedis, startRedisCluster } from './harness.mjs';
 
 export type Server = Awaited<ReturnType<typeof startRedis>>;
@@ -75,4 +76,21 @@ export async function rejectedWith(p: Promise<unknown>): Promise<TapedeckError> 
     return e as TapedeckError;
   }
   throw new Error('expected a TapedeckError');
+}
+
+/**
+ * `tapedeck verify <url> --namespace NS` run in this process: its exit code and what it printed.
+ *
+ * @example
+ * const { code, out } = await verifyNamespace(redis.current.url, namespace)
+ */
+export async function verifyNamespace(url: string, namespace: string): Promise<{ code: number; out: string }> {
+  let out = '';
+  const write = process.stdout.write.bind(process.stdout);
+  process.stdout.write = ((c: string | Uint8Array) => ((out += String(c)), true)) as typeof process.stdout.write;
+  try {
+    return { code: await verifyRedisCommand([url, '--namespace', namespace]), out };
+  } finally {
+    process.stdout.write = write;
+  }
 }

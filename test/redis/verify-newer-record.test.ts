@@ -3,19 +3,8 @@
 // a tape lists such a record as a problem (exit 1). Now the namespace's check does too.
 import { expect, it } from 'vitest';
 import { RedisBackend } from '../../src/store/backends/redis-backend.ts';
-import { verifyRedisCommand } from '../../src/store/redis-cli.ts';
-import { freshNamespace, redisDescribe, useRedis } from './setup.ts';
+import { freshNamespace, redisDescribe, useRedis, verifyNamespace } from './setup.ts';
 
-async function verify(url: string, namespace: string): Promise<{ code: number; out: string }> {
-  let out = '';
-  const write = process.stdout.write.bind(process.stdout);
-  process.stdout.write = ((c: string | Uint8Array) => ((out += String(c)), true)) as typeof process.stdout.write;
-  try {
-    return { code: await verifyRedisCommand([url, '--namespace', namespace]), out };
-  } finally {
-    process.stdout.write = write;
-  }
-}
 
 redisDescribe('verify on a namespace with a record of a newer record version', () => {
   const redis = useRedis();
@@ -30,7 +19,7 @@ redisDescribe('verify on a namespace with a record of a newer record version', (
     } finally {
       await backend.close();
     }
-    const { code, out } = await verify(redis.current.url, namespace);
+    const { code, out } = await verifyNamespace(redis.current.url, namespace);
     expect(code, out).toBe(1);
     expect(out).toMatch(/E_TAPE_VERSION at record \d+: record \d+ under http:bbbb/);
     expect(out).toContain('record version 5');
