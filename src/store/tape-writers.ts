@@ -217,6 +217,29 @@ export async function interruptedRecordRuns(path: string, staleMs = 30_000): Pro
 }
 
 /**
+ * Of `runs`, those with a recording (in store order, `id` the request it answers) that follows
+ * a recording of the same request by another run, hand-written ones left out: what such a run
+ * was to replace at close. Shared by tapes (below) and Redis namespaces
+ * (backends/redis-interrupted.ts).
+ *
+ * @example
+ * runsAfterOthers([{ id: 'k', run: 'a' }, { id: 'k', run: 'b' }], new Set(['b'])) // Set { 'b' }
+ */
+export function runsAfterOthers(recorded: Iterable<{ id: string; run: string }>, runs: ReadonlySet<string>): Set<string> {
+  const out = new Set<string>();
+  // The runs that recorded each request so far, in store order.
+  const seen = new Map<string, Set<string>>();
+  for (const { id, run } of recorded) {
+    if (isHandWrittenRun(run)) continue;
+    let by = seen.get(id);
+    if (by === undefined) seen.set(id, (by = new Set()));
+    if (runs.has(run) && [...by].some((r) => r !== run)) out.add(run);
+    by.add(run);
+  }
+  return out;
+}
+
+/**
  * Of `runs`, those with a recording on the tape that follows a recording of the same request by
  * another run (not a hand-written one): what the run was to replace at close. Undefined when the
  * tape cannot be read (then every run is taken as having left one).
@@ -228,9 +251,7 @@ async function runsBesideOlder(path: string, runs: ReadonlySet<string>): Promise
   } catch {
     return undefined;
   }
-  const out = new Set<string>();
-  // The runs that recorded each request so far, in tape order.
-  const seen = new Map<string, Set<string>>();
+  const recorded: { id: string; run: string }[] = [];
   for (const frame of scan.frames) {
     let head: Record<string, unknown>;
     try {
@@ -239,15 +260,9 @@ async function runsBesideOlder(path: string, runs: ReadonlySet<string>): Promise
       continue;
     }
     if (typeof head.key !== 'string') continue;
-    const id = `${typeof head.kind === 'string' ? head.kind : ''}\u0000${head.key}`;
-    const run = typeof head.run === 'string' ? head.run : '';
-    if (isHandWrittenRun(run)) continue;
-    let by = seen.get(id);
-    if (by === undefined) seen.set(id, (by = new Set()));
-    if (runs.has(run) && [...by].some((r) => r !== run)) out.add(run);
-    by.add(run);
+    recorded.push({ id: `${typeof head.kind === 'string' ? head.kind : ''}\u0000${head.key}`, run: typeof head.run === 'string' ? head.run : '' });
   }
-  return out;
+  return runsAfterOthers(recorded, runs);
 }
 
 const FIELDS: readonly string[] = ['kind', 'key', 'run'];

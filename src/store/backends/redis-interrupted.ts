@@ -6,9 +6,8 @@
  * and this module says it, to a replay, the next writer, and `tapedeck verify`.
  */
 import type { StoreWarning } from '../backend.ts';
-import { isHandWrittenRun } from '../hand-written-run.ts';
 import { FRAME_HEADER_SIZE, peekFrame } from '../tape-file.ts';
-import { byProcess, type WriterInfo } from '../tape-writers.ts';
+import { byProcess, runsAfterOthers, type WriterInfo } from '../tape-writers.ts';
 import type { StoredRecord } from './redis.ts';
 
 const RUN: readonly string[] = ['run'];
@@ -25,9 +24,7 @@ const RUN: readonly string[] = ['run'];
 export function interruptedRedisRuns(location: string, ended: readonly { info: WriterInfo }[], records: readonly StoredRecord[]): StoreWarning[] {
   if (ended.length === 0) return [];
   const runs = new Set(ended.map((e) => e.info.run).filter((r): r is string => typeof r === 'string'));
-  const stale = new Set<string>();
-  // The runs that recorded each request so far, in namespace order.
-  const seen = new Map<string, Set<string>>();
+  const recorded: { id: string; run: string }[] = [];
   for (const r of [...records].sort((a, b) => a.seq - b.seq)) {
     let run: unknown;
     try {
@@ -35,12 +32,9 @@ export function interruptedRedisRuns(location: string, ended: readonly { info: W
     } catch {
       continue;
     }
-    if (typeof run !== 'string' || isHandWrittenRun(run)) continue;
-    let by = seen.get(r.key);
-    if (by === undefined) seen.set(r.key, (by = new Set()));
-    if (runs.has(run) && [...by].some((o) => o !== run)) stale.add(run);
-    by.add(run);
+    if (typeof run === 'string') recorded.push({ id: r.key, run });
   }
+  const stale = runsAfterOthers(recorded, runs);
   const named = ended.map((e) => e.info).filter((w) => typeof w.run !== 'string' || stale.has(w.run));
   return byProcess(named).map((ws) => ({ code: 'TAPEDECK_INTERRUPTED_RUN', offset: 0, message: interruptedRedisRunMessage(location, ws) }));
 }
