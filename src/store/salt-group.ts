@@ -8,9 +8,9 @@
  * salt a new one of such a group gets is looked up here where it is created (backends/tape.ts,
  * backends/redis-backend.ts).
  */
-import { open } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { headerSpan, HEADER_FIXED, isRedactionSalt, parseHeader } from './tape-codec.ts';
+import { isRedactionSalt, type TapeHeader } from './tape-codec.ts';
+import { readTapeFileHeader } from './tape-file.ts';
 import { newRedactionSalt } from './salt.ts';
 
 /** A tape or namespace of a group: the key its backend looks its salt up by, and how to read the salt it has. */
@@ -90,19 +90,12 @@ export const saltForNewTape = (path: string): Promise<string | null | undefined>
  * when there is no such file or its header does not read (then it decides nothing).
  */
 async function headerSalt(path: string): Promise<string | null | undefined> {
-  const fh = await open(path, 'r').catch(() => undefined);
-  if (fh === undefined) return undefined;
+  let header: TapeHeader | undefined;
   try {
-    const fixed = Buffer.alloc(HEADER_FIXED);
-    const { bytesRead } = await fh.read(fixed, 0, HEADER_FIXED, 0);
-    if (bytesRead < HEADER_FIXED) return undefined;
-    const head = Buffer.alloc(headerSpan(fixed));
-    await fh.read(head, 0, head.length, 0);
-    const salt = parseHeader(head, path).header.salt;
-    return isRedactionSalt(salt) ? salt : null;
+    header = readTapeFileHeader(path);
   } catch {
     return undefined;
-  } finally {
-    await fh.close();
   }
+  if (header === undefined) return undefined;
+  return isRedactionSalt(header.salt) ? header.salt : null;
 }

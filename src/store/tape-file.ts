@@ -1108,6 +1108,27 @@ function saltChanged(path: string): TapedeckError {
 }
 
 /**
+ * The header of the tape file at `path`, if it has a sound one (see headerAt); undefined when the
+ * file is missing or its header is lost. Throws what parseHeader throws for a newer format.
+ *
+ * @example
+ * readTapeFileHeader('tapes/agent.tape')?.salt
+ */
+export function readTapeFileHeader(path: string): TapeHeader | undefined {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    return headerAt(fd, fstatSync(fd).size, path);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
  * The header the file starts with, if sound: read the fixed part, then exactly the metadata it
  * announces (not a worst-case MiB). Undefined for a lost header (0 bytes or damaged); throws what
  * parseHeader throws for anything else (a newer format).
