@@ -131,6 +131,11 @@ export interface RecordBackend {
    */
   readonly verifyCommand?: string;
   /**
+   * A record's `at` in words, for messages, when "the record at byte N" is not it: a Redis
+   * namespace numbers its records (`record 7`, as its verify says).
+   */
+  recordAt?(at: number): string;
+  /**
    * What a missing store is, for messages, when "no tape at <location>" is not it: a Redis
    * namespace that holds nothing, which is what a wrong URL, database or namespace looks like.
    */

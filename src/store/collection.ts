@@ -759,7 +759,7 @@ export class RecordCollection<R> {
       // A newer tapedeck's record: intact, but not one this tapedeck can serve. Said as such
       // (the call it answers gets the error, see next()), not as damage verify cannot find.
       const at = e.stored!.at;
-      const newer = this.kind.newer?.(v, `${this.backend.location}: the record at byte ${at}`, { file: this.backend.location, offset: at });
+      const newer = this.kind.newer?.(v, `${this.backend.location}: ${this.backend.recordAt?.(at) ?? `the record at byte ${at}`}`, { file: this.backend.location, offset: at });
       if (newer) {
         this.warnings.push({ code: newer.code, offset: at, message: newer.message });
         this.newerRecords.set(e, newer);

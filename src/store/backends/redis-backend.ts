@@ -92,6 +92,11 @@ export class RedisBackend implements RecordBackend {
     this.absent = `${this.location} holds no recordings (the URL, database or namespace may be wrong)`;
   }
 
+  /** A record's place for messages: its sequence number, as `tapedeck verify` names it (not a byte offset). */
+  recordAt(at: number): string {
+    return `record ${at}`;
+  }
+
   /**
    * Connects now; a Redis that is down is E_STORE_UNAVAILABLE here, with the URL masked and the
    * fix.
