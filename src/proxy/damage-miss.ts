@@ -20,7 +20,14 @@ export function missOnDamagedTape(miss: TapedeckError, col: RecordCollection<unk
   // A Redis namespace that lost its index (a master restarted without persistence) has no bytes
   // to point at: its own note says what was lost and how to list the rest again.
   const lostIndex = col?.warnings.find((w) => w.code === 'E_STORE_DAMAGED');
-  if (lostIndex) return new TapedeckError('E_MISS', `${miss.message}\nThis request's recordings may have been lost with the namespace's index: ${lostIndex.message}`, { ...miss.details, damaged: [...at] });
+  if (lostIndex) {
+    // Its headline said the store had no HTTP recordings, in a run that serves the ones it finds
+    // by their request (it lists none: the index is what was lost).
+    const said = miss.details.difference;
+    const difference = 'this request has no recording the namespace still lists';
+    const message = miss.details.kind === 'no-recordings' && typeof said === 'string' && said.startsWith('the store has no HTTP recordings') ? miss.message.replace(said, difference) : miss.message;
+    return new TapedeckError('E_MISS', `${message}\nThis request's recordings may have been lost with the namespace's index: ${lostIndex.message}`, { ...miss.details, ...(message === miss.message ? {} : { difference }), damaged: [...at] });
+  }
   const where = at.length === 1 ? `byte ${at[0]}` : `bytes ${at.slice(0, 3).join(', ')}${at.length > 3 ? ', ...' : ''}`;
   const verify = verifyCommand ? `\`${verifyCommand}\`` : '`tapedeck verify` on the tape';
   return new TapedeckError('E_MISS', `${miss.message}\nThe tape is damaged at ${where}: this request's recording may have been lost there; ${verify} shows the damage.`, { ...miss.details, damaged: [...at] });
