@@ -240,7 +240,7 @@ type NodeRedis = {
   RESP_TYPES: Record<string, number>;
 };
 type NodeRedisClient = {
-  on(ev: string, fn: (e: unknown) => void): void;
+  on(ev: string, fn: (e: unknown, info?: unknown) => void): void;
   connect(): Promise<unknown>;
   destroy?(): void;
   close?(): Promise<void>;
@@ -329,6 +329,11 @@ export async function connectRedis(target: RedisTarget, opts: ConnectOptions = {
   const cluster = lib.createCluster({
     rootNodes: [{ socket: { host: target.host, port: target.port, ...(target.tls ? { tls: true, ...(opts.tls ?? {}) } : {}) } }],
     defaults: { ...common, socket },
+    // The layout only: a master is connected when a key of its slots is first asked. Connecting
+    // to every master first made one master down (a cluster serving the rest, with
+    // cluster-require-full-coverage no) fail every open by the connect deadline, though the
+    // namespace's own master answered.
+    minimizeConnections: true,
   });
   return wrap(target, true, await connected(cluster, target, 'connecting to the cluster', connectTimeout, true), typeMapping, commandTimeout);
 }
@@ -499,10 +504,24 @@ function wrap(target: RedisTarget, cluster: boolean, client: NodeRedisClient, ty
   const noteRefusal = (e: unknown) => {
     if (AUTH_REFUSED.test(String((e as Error | undefined)?.message ?? ''))) refused = e;
   };
+  // A cluster's masters that failed to connect, by address, until they are ready: a command to
+  // one of them waits out its deadline, whose error names no node (a master is connected when
+  // its slots are first asked), so the error says which it was waiting for.
+  const down = new Map<string, Error>();
+  const nodeOf = (info: unknown): string => {
+    const n = info as { host?: unknown; port?: unknown } | undefined;
+    return `${String(n?.host)}:${String(n?.port)}`;
+  };
   client.on('error', noteRefusal);
-  client.on('node-error', noteRefusal);
+  client.on('node-error', (e: unknown, info: unknown) => {
+    noteRefusal(e);
+    if (e instanceof Error && /ECONNREFUSED|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|ECONNRESET|timeout/i.test(e.message)) down.set(nodeOf(info), e);
+  });
   client.on('ready', () => (refused = undefined));
-  client.on('node-ready', () => (refused = undefined));
+  client.on('node-ready', (info: unknown) => {
+    refused = undefined;
+    down.delete(nodeOf(info));
+  });
   let closed = false;
   const options = { typeMapping };
   const failed = (args: (string | Buffer)[], e: unknown): TapedeckError => {
@@ -516,7 +535,9 @@ function wrap(target: RedisTarget, cluster: boolean, client: NodeRedisClient, ty
         hint: 'This is a bug or a Redis server too old for tapedeck (Redis 6.2 or newer is needed); please report it.',
       });
     }
-    return storeUnavailable(target, `running ${String(args[0])}`, e, undefined, cluster);
+    // A deadline passed on a cluster with a master down: that is the node it waited for.
+    const waited = cluster && down.size > 0 && !/:\d{1,5}\b/.test(String((e as Error | undefined)?.message ?? e)) ? [...down.values()][0]! : undefined;
+    return storeUnavailable(target, `running ${String(args[0])}`, waited ? new Error(`${(e as Error | undefined)?.message ?? String(e)}; ${waited.message}`) : e, undefined, cluster);
   };
   /**
    * A cluster answers TRYAGAIN to a multi-key command while the keys' slot is being migrated
