@@ -16,6 +16,9 @@ import type { RecordCollection } from '../store/collection.ts';
  */
 export function missOnDamagedTape(miss: TapedeckError, col: RecordCollection<unknown> | undefined, verifyCommand: string | undefined): TapedeckError {
   const at = col?.damageAt ?? [];
+  // A tape whose record run never closed it (killed midway) may lack this very call.
+  const note = col?.backend.missNote;
+  if (note !== undefined && miss.code === 'E_MISS') miss = new TapedeckError('E_MISS', `${miss.message}\n${note}`, { ...miss.details, unclosedRun: true });
   if (at.length === 0 || miss.code !== 'E_MISS') return miss;
   // A Redis namespace that lost its index (a master restarted without persistence) has no bytes
   // to point at: its own note says what was lost and how to list the rest again.

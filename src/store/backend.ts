@@ -136,6 +136,11 @@ export interface RecordBackend {
    */
   recordAt?(at: number): string;
   /**
+   * A line for a miss about the store, known once `load` resolved: a tape whose record run ended
+   * without closing it may lack the calls that run had not made yet.
+   */
+  readonly missNote?: string | undefined;
+  /**
    * What a missing store is, for messages, when "no tape at <location>" is not it: a Redis
    * namespace that holds nothing, which is what a wrong URL, database or namespace looks like.
    */

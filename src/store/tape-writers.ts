@@ -202,13 +202,14 @@ export async function tapeWritersOpen(path: string): Promise<boolean> {
  * The record runs registered on the tape at `path` whose writer ended without closing (killed,
  * crashed, exited before close()), read without removing anything (a reader must not write).
  * Such a run's recordings are on the tape, but the older recordings it was to replace at close
- * are too, and replay serves those first.
+ * are too, and replay serves those first. `ended` is given every such run, stale recordings or not.
  *
  * @example
  * for (const w of await interruptedRecordRuns('chat.tape')) console.warn(`run ${w.run} (pid ${w.pid}) did not close`)
  */
-export async function interruptedRecordRuns(path: string, staleMs = 30_000): Promise<WriterInfo[]> {
+export async function interruptedRecordRuns(path: string, staleMs = 30_000, ended?: WriterInfo[]): Promise<WriterInfo[]> {
   const dead = (await registrations(path, staleMs)).filter((r) => r.dead && r.info.mode === 'record').map((r) => r.info);
+  ended?.push(...dead);
   if (dead.length === 0) return dead;
   // A run that left no older recording beside its own (into a new tape, or of requests the tape
   // did not hold) left nothing stale: no note, which would fail verify and scan for nothing.
@@ -280,6 +281,19 @@ export function interruptedRunMessage(path: string, runs: readonly WriterInfo[])
   const ids = runs.map((w) => w.run).filter((r): r is string => typeof r === 'string');
   const who = [typeof pid === 'number' ? `pid ${pid}` : undefined, ids.length > 0 ? `run${ids.length > 1 ? 's' : ''} ${ids.join(', ')}` : undefined].filter(Boolean).join(', ');
   return `${path}: a record run (${who}) ended without closing the tape (killed, crashed, exited before close(), or its close could not remove the older recordings: a full disk). Its recordings are kept, but any older recordings of the same requests it was to replace were not removed, and replay serves those first. Record again (TAPEDECK_MODE=record, or tapedeck serve --mode record) and let it close, to replace them.`;
+}
+
+/**
+ * The line a miss on the tape at `path` adds for record runs that ended without closing it: the
+ * tape may lack the calls such a run had not made yet (a first run killed midway, in `once`
+ * mode, leaves a tape that replays without a word until its first missing call).
+ *
+ * @example
+ * unclosedRunMissNote('chat.tape', [{ run: 'r1', pid: 4242 }])
+ */
+export function unclosedRunMissNote(path: string, runs: readonly WriterInfo[]): string {
+  const pid = runs.find((w) => typeof w.pid === 'number')?.pid;
+  return `A record run of ${path}${typeof pid === 'number' ? ` (pid ${pid}${runs.length > 1 ? ` and ${runs.length - 1} more` : ''})` : ''} ended without closing it (killed or crashed): this request may be one it had not recorded yet. Record again (TAPEDECK_MODE=record, or tapedeck serve --mode record) and let the run close.`;
 }
 
 /**

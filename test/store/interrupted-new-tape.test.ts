@@ -71,3 +71,45 @@ describe('a killed record run that replaced nothing', () => {
     expect((await replayWarnings(tape, ['kept', 'new one'])).length).toBe(1);
   });
 });
+
+describe('a miss on a tape whose record run was killed before it recorded everything', () => {
+  // A first run killed midway (in `once` mode: the tape did not exist, so it recorded) leaves a
+  // tape without the calls it had not made yet. The next run replays it, and those calls missed
+  // as if their requests had changed: nothing said the run that made the tape never finished.
+  for (const mode of ['once', 'replay'] as const) {
+    it(`says the run ended without closing (${mode} mode)`, async () => {
+      const tape = join(dir, `killed-midway-${mode}.tape`);
+      await killedRecordRun(tape, ['asked before the kill']);
+      const f = createFetch({ tape, mode, onWarning: () => {}, summary: false });
+      try {
+        const ok = await f(`${upstream.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body('asked before the kill') });
+        expect(ok.status).toBe(200);
+        await ok.text();
+        const miss = await f(`${upstream.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body('never asked') });
+        expect(miss.status).toBe(400);
+        const { error } = (await miss.json()) as { error: { message: string } };
+        expect(error.message).toMatch(/A record run of .* \(pid \d+[^)]*\) ended without closing it/);
+        expect(error.message).toContain('TAPEDECK_MODE=record');
+      } finally {
+        await f.close();
+      }
+    });
+  }
+
+  it('says nothing once a record run has closed the tape since', async () => {
+    const tape = join(dir, 'killed-then-recorded.tape');
+    await killedRecordRun(tape, ['first']);
+    const again = createFetch({ tape, mode: 'record', summary: false });
+    await (await again(`${upstream.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body('first') })).text();
+    await again.close();
+    const f = createFetch({ tape, mode: 'replay', onWarning: () => {}, summary: false });
+    try {
+      const miss = await f(`${upstream.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body('never asked') });
+      expect(miss.status).toBe(400);
+      const { error } = (await miss.json()) as { error: { message: string } };
+      expect(error.message).not.toContain('ended without closing');
+    } finally {
+      await f.close();
+    }
+  });
+});

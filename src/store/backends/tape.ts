@@ -9,7 +9,7 @@ import { mkdir, unlink } from 'node:fs/promises';
 import { dirname, relative } from 'node:path';
 import { TapedeckError } from '../../errors.ts';
 import type { HeadScalar, LoadedRecord, LoadResult, RecordBackend, RecordTable, RewriteSelect, StoreWarning, WriterHandle } from '../backend.ts';
-import { byProcess, interruptedRecordRuns, interruptedRunMessage, openTapeWriter, tapeWritersOpen, type WriterInfo } from '../tape-writers.ts';
+import { byProcess, interruptedRecordRuns, interruptedRunMessage, openTapeWriter, tapeWritersOpen, unclosedRunMissNote, type WriterInfo } from '../tape-writers.ts';
 import { type FileFrames, scanTapeFile } from '../tape-lazy.ts';
 import { isRedactionSalt } from '../tape-codec.ts';
 import { nearbyTape } from '../nearby-tape.ts';
@@ -241,10 +241,15 @@ export class TapeBackend implements RecordBackend {
    */
   private ended: WriterInfo[] | undefined;
 
+  /** See RecordBackend.missNote: record runs that ended without closing the tape, as a reader found them at load. */
+  missNote: string | undefined;
+
   /** Notes for record runs that ended without closing the tape (see interruptedRecordRuns). */
   private async interrupted(): Promise<StoreWarning[]> {
-    const runs = this.ended ? this.ended.filter((w) => w.mode === 'record') : await interruptedRecordRuns(this.path, this.lock.staleMs);
+    const unclosed: WriterInfo[] = [];
+    const runs = this.ended ? this.ended.filter((w) => w.mode === 'record') : await interruptedRecordRuns(this.path, this.lock.staleMs, unclosed);
     this.ended = undefined;
+    this.missNote = unclosed.length > 0 ? unclosedRunMissNote(this.path, unclosed) : undefined;
     return byProcess(runs).map((ws) => ({ code: 'TAPEDECK_INTERRUPTED_RUN', offset: 0, message: interruptedRunMessage(this.path, ws) }));
   }
 
