@@ -21,11 +21,17 @@ import { CREDENTIAL as PAGE_CREDENTIAL } from './credential-pattern.ts';
  * The match begins at `bot` (kept in view by maskCredential), inside the group of key prefixes:
  * an alternative starting at the id's digits, or outside that group, made every search 1.5-4x
  * slower (a digit or a lone `b` ends none of the fast first-character tests). Its run starts
- * after the id and colon: matchFloor reaches back to the `bot`. Made from the shared source, so
+ * after the id and colon: matchFloor reaches back to the `bot`. A bare token (pasted into a
+ * prompt, a tool result, a log line: `123456789:AAHdqTcv…`) is matched from its secret part, which
+ * starts with `A`, the id before it looked at behind (kept: a bot's id is public), so the search
+ * still starts at a letter the fast tests know. Made from the shared source, so
  * credential-pattern.ts must keep its `\b(?:sk-` (test/store/telegram-bot-token.test.ts fails
  * without the token's alternative).
  */
-export const CREDENTIAL = new RegExp(PAGE_CREDENTIAL.source.replace('\\b(?:sk-', '\\b(?:bot\\d{6,12}:[A-Za-z0-9_-]{34,36}(?![A-Za-z0-9_-])|sk-'), 'g');
+export const CREDENTIAL = new RegExp(
+  PAGE_CREDENTIAL.source.replace('\\b(?:sk-', '\\b(?:bot\\d{6,12}:[A-Za-z0-9_-]{34,36}(?![A-Za-z0-9_-])|A[A-Za-z0-9_-]{33,35}(?![A-Za-z0-9_-])(?<=(?<![\\w:])\\d{6,12}:A[A-Za-z0-9_-]{33,35})|sk-'),
+  'g',
+);
 
 /**
  * What a CREDENTIAL match is replaced with: `mask` of it, a bot token's `bot` kept before the

@@ -98,6 +98,17 @@ describe('a Telegram bot token in a URL path', () => {
     for (const s of ['/v1/chat/completions', 'at 1700000000:00 UTC the job ran', '/bot/sendMessage', 'ratio 16:9 https://example.com/bot12/x']) expect(r.text(s)).toBe(s);
   });
 
+  it('bare in prose (pasted into a prompt, a tool result, a log line), its secret part is masked, keyed; the bot id stays', () => {
+    const said = r.text(`Here is the bot token: ${BOT_A}. Use it for the webhook.`);
+    expect(said).not.toContain(SECRET_A);
+    expect(said).toMatch(/^Here is the bot token: 123456789:\[REDACTED:[0-9a-f]{16}\]\. Use it for the webhook\.$/);
+    expect(r.text(`token=${BOT_B}`)).not.toBe(r.text(`token=${BOT_A}`).replace('987654321', '123456789'));
+    expect(r.text(`"TELEGRAM_TOKEN": "${BOT_B}"`)).not.toContain(SECRET_B);
+    // Not a token: the secret part is 34 to 36 characters starting with A, after an id of 6 to 12 digits.
+    for (const s of ['12:30 AAAA', `id 12345:${SECRET_A}`, `123456789:${SECRET_A}X1Y`, '123456789:BAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw']) expect(r.text(s)).toBe(s);
+    expect(secretsInValue({ messages: [{ content: `bot token ${BOT_A}` }] }).length).toBeGreaterThan(0);
+  });
+
   it('cut across a stream\'s events, is masked across them', () => {
     const events = [
       { kind: '', docs: [{ choices: [{ delta: { content: `use https://api.telegram.org/bot${BOT_A.slice(0, 20)}` } }] }] },
