@@ -5,3 +5,6 @@
 
 /** Nothing to check in a page (see cycle.ts). */
 export function assertNoCycle(_value: unknown, _root: string): void {}
+
+/** Nothing to check in a page (see cycle.ts). */
+export function assertStorable(_value: unknown, _root: string): void {}

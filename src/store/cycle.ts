@@ -1,7 +1,9 @@
 /**
- * A reference cycle in a value given to be stored (`ReplayCache.put`'s answer): found before
- * redaction copies the value, which on a cycle copied without end until the process ran out of
- * memory (and, with secrets kept, overflowed the stack in the key sort).
+ * What in a value given to be stored (`ReplayCache.put`'s answer) has no stored form, found
+ * before redaction copies it: a reference cycle (copied without end until the process ran out of
+ * memory, and with secrets kept, overflowed the stack in the key sort); and a Promise, a WeakMap,
+ * a WeakSet or a function given as the value (stored as `{}` or nothing, which every later
+ * replay served without a word: `cache.put(request, res.json())`, its inner await forgotten).
  */
 import { TapedeckError } from '../errors.ts';
 
@@ -46,7 +48,39 @@ function segmentOf(f: Frame, i: number): string {
  * assertNoCycle(o, 'value') // throws E_CYCLE: "value.self refers back to value: ..."
  */
 export function assertNoCycle(value: unknown, root: string): void {
+  walk(value, root, false);
+}
+
+/**
+ * assertNoCycle, and E_TYPE naming where `value` holds what has no stored form: a Promise or
+ * another thenable (a forgotten `await`), a WeakMap or WeakSet, or is a function. A function
+ * member is left: it is dropped, as JSON drops it.
+ *
+ * @example
+ * assertStorable(Promise.resolve(1), 'value') // throws E_TYPE: "value is a Promise: ..."
+ */
+export function assertStorable(value: unknown, root: string): void {
+  if (typeof value === 'function') throw unstorable(root, 'a function', 'Store what the function returns, or the data it holds.');
+  walk(value, root, true);
+}
+
+/** E_TYPE for a value at `at` that has no stored form. */
+function unstorable(at: string, what: string, hint: string): TapedeckError {
+  return new TapedeckError('E_TYPE', `${at} is ${what}, which has no stored form: it would be recorded as ${what === 'a function' ? 'nothing' : '{}'} and replayed so.`, { path: at, hint });
+}
+
+/** What of `v` has no stored form, as unstorable() tells it; undefined for what has one. */
+function unstorableKind(v: object): [string, string] | undefined {
+  if (typeof (v as { then?: unknown }).then === 'function') return ['a Promise (or another thenable)', 'Await it first: cache.put(request, await answer), not the promise (a forgotten await).'];
+  if (v instanceof WeakMap || v instanceof WeakSet) return [`a ${v instanceof WeakMap ? 'WeakMap' : 'WeakSet'}`, 'Store a Map or Set, or an object, with the entries it should hold: a weak collection cannot be read.'];
+  return undefined;
+}
+
+/** The walk of assertNoCycle, and with `storable` of assertStorable. */
+function walk(value: unknown, root: string, storable: boolean): void {
   if (value === null || typeof value !== 'object') return;
+  const bad = storable ? unstorableKind(value) : undefined;
+  if (bad) throw unstorable(root, bad[0], bad[1]);
   const onPath = new Set<object>([value]);
   const stack: Frame[] = [{ value, ...membersOf(value), next: 0, segment: root }];
   while (stack.length > 0) {
@@ -68,6 +102,10 @@ export function assertNoCycle(value: unknown, root: string): void {
         path: at,
         hint: 'Store a copy without the back-reference (JSON cannot express cycles either).',
       });
+    }
+    if (storable) {
+      const kind = unstorableKind(child);
+      if (kind) throw unstorable(`${stack.map((f) => f.segment).join('')}${segment}`, kind[0], kind[1]);
     }
     onPath.add(child);
     stack.push({ value: child, ...membersOf(child), next: 0, segment });

@@ -30,7 +30,7 @@
  * is decoded the first time it is served.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { assertNoCycle } from './cycle.ts';
+import { assertNoCycle, assertStorable } from './cycle.ts';
 import { redactRequest } from './request-redact.ts';
 import { isDeepStrictEqual } from 'node:util';
 import { TapedeckError, type TapedeckErrorDetails } from '../errors.ts';
@@ -462,7 +462,7 @@ export class ReplayCache {
       ({ request, response: value } = r);
     }
     // Before redaction copies them: a cycle would be copied without end.
-    assertNoCycle(value, 'value');
+    assertStorable(value, 'value');
     assertNoCycle(opts.meta, 'meta');
     // Key first: a request that cannot be keyed fails here, before anything is written. The
     // key is computed from the request as given, then secrets are masked in what is stored.
