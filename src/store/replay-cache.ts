@@ -31,6 +31,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { assertNoCycle, assertStorable } from './cycle.ts';
+import { missOnDamagedTape } from './damage-miss.ts';
 import { redactRequest } from './request-redact.ts';
 import { isDeepStrictEqual } from 'node:util';
 import { TapedeckError, type TapedeckErrorDetails } from '../errors.ts';
@@ -613,7 +614,8 @@ export class ReplayCache {
     const usedUp = this.col.exists && recorded > 0;
     const shownFix = detail ? String(detail.details.fix) : usedUp ? `${fix}; or, if get() and getRecord() read one call, use getRecord() alone (each is a call)` : fix;
     const message = detail ? detail.message : missHeadline(difference, shownFix);
-    return cacheMiss(message, shownFix, {
+    // Damage on the tape may have held this very request's recording: said, not left to look like a changed request.
+    return missOnDamagedTape(cacheMiss(message, shownFix, {
       file: this.path,
       key: keys.key,
       model,
@@ -624,7 +626,7 @@ export class ReplayCache {
       difference,
       fix: detail ? detail.details.fix : fix,
       ...(detail ? { kind: detail.details.kind, closest: detail.details.closest, fixes: detail.details.fixes, report: detail.details.report } : { kind: recorded > 0 ? 'used-up' : 'no-recordings', fixes: [...(usedUp ? ['get() and getRecord() each count as a call: to read the value and the whole record of one call, call getRecord() alone (its value is what get() returns).'] : []), `${fix[0]!.toUpperCase()}${fix.slice(1)}, then commit ${this.path}.`] }),
-    });
+    }), this.col, this.col.verifyCommand);
   }
 
   /**
