@@ -376,9 +376,12 @@ export function cacheRecords(ignoredArgs: readonly string[] | undefined, volatil
     rekeyed: 0,
     headFields: ['v', 'kind', 'key', 'keyVersion', 'ignored'],
     keysOf: (head: Readonly<Record<string, unknown>>, value: () => unknown): string | string[] | undefined => {
-      // A newer record version, or another tool's record kind, is not ours to serve.
-      if ((typeof head.v === 'number' && head.v > 1) || head.kind !== undefined) return undefined;
+      // Another tool's record kind is not ours to serve.
+      if (head.kind !== undefined) return undefined;
       const key = typeof head.key === 'string' ? head.key : undefined;
+      // A newer record version is filed by its key, so the call it answers gets E_TAPE_VERSION
+      // (see `newer`), never a miss or the request's next recording in its place.
+      if (typeof head.v === 'number' && head.v > 1) return key;
       // A key from an older spec version is recomputed from the stored request, and only the
       // new key files the record (the old one may lump shapes the new one separates).
       const stale = key !== undefined && !keyIsCurrent(head.keyVersion);
@@ -403,6 +406,7 @@ export function cacheRecords(ignoredArgs: readonly string[] | undefined, volatil
     // ReplayCache records have no `kind`; a store names them `cache`.
     storedKey: (k: string) => ({ kind: 'cache', key: k }),
     is: (v: unknown): v is ReplayRecord => isCacheRecord(v),
+    newer: newerRecordOf('cache'),
     // buildRecord writes the one field order already.
     encode: (r: ReplayRecord) => r,
   };
