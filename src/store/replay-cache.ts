@@ -342,7 +342,8 @@ export class ReplayCache {
    * beforeReplay hook is not run: this is the record as stored.
    *
    * @example
-   * const next = await cache.peek(request); if (next && next.metadata?.model !== model) throw new Error('recorded for another model')
+   * // put(request, value, { meta: { promptVersion: 3 } }) recorded it; a run on another prompt version says so
+   * const next = await cache.peek(request); if (next && next.meta?.promptVersion !== 3) throw new Error('recorded with another prompt version')
    */
   async peek(request: unknown, ignoredArgs?: readonly string[]): Promise<ReplayRecord | undefined> {
     this.assertOpen('peek');
