@@ -385,7 +385,7 @@ export function cacheRecords(ignoredArgs: readonly string[] | undefined, volatil
       // A key from an older spec version is recomputed from the stored request, and only the
       // new key files the record (the old one may lump shapes the new one separates).
       const stale = key !== undefined && !keyIsCurrent(head.keyVersion);
-      if (key !== undefined && !stale && !volatile && (want === '' || (head.ignored ?? '') === want)) return key;
+      if (key !== undefined && !stale && !volatile && (head.ignored ?? '') === want) return key;
       const v = value();
       if (!isCacheRecord(v)) return undefined;
       let rekeyed: string;
