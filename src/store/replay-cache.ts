@@ -177,6 +177,18 @@ export function cacheMiss(message: string, fix: string, details: TapedeckErrorDe
 }
 
 /**
+ * What a miss past a request's last recording says: how many times it was recorded (`damaged`
+ * of them the turns of damaged recordings, which their calls were told of) and which call this is.
+ *
+ * @example
+ * usedUpText(3, 1) // 'this request was recorded 4 times (1 of them damaged) and this is call 5'
+ */
+function usedUpText(intact: number, damaged: number): string {
+  const n = intact + damaged;
+  return `this request was recorded ${n} time${n === 1 ? '' : 's'}${damaged > 0 ? ` (${damaged} of them damaged)` : ''} and this is call ${n + 1}`;
+}
+
+/**
  * Each cache's recordings, for {@link usedCacheMarks}: kept off the class so the public
  * ReplayCache gains no member for what only the test-runner summary reads.
  */
@@ -208,6 +220,8 @@ export class ReplayCache {
   private appended = 0;
   /** The turns of identical calls that missed, so their puts append in the order of the gets. */
   private readonly turns: CacheTurns;
+  /** Per request key, the calls answered E_TAPE_DAMAGED (a damaged recording's turn): a miss past the end counts them. */
+  private readonly damagedCalls = new Map<string, number>();
   /** Puts holding a turn and not done yet: close lets them append before the store closes. */
   private readonly turnPuts = new Set<Promise<void>>();
 
@@ -378,7 +392,13 @@ export class ReplayCache {
     const sentShape = ahead === undefined ? undefined : shapeOf(request);
     const recordedShape = ahead === undefined ? undefined : otherShape(ahead.request, sentShape);
     if (recordedShape !== undefined) throw this.shapeMiss(request, keys, sentShape!, recordedShape);
-    const record = this.col.next(keys.key);
+    let record: ReplayRecord | undefined;
+    try {
+      record = this.col.next(keys.key);
+    } catch (e) {
+      if (e instanceof TapedeckError && e.code === 'E_TAPE_DAMAGED') this.damagedCalls.set(keys.key, (this.damagedCalls.get(keys.key) ?? 0) + 1);
+      throw e;
+    }
     if (record && this.hooks.beforeReplay) {
       const r = runCacheHook('beforeReplay', this.hooks.beforeReplay, record.request, record.value);
       if (r) return { ...record, value: r.response };
@@ -607,7 +627,7 @@ export class ReplayCache {
       : foreign
         ? `the tape has no ReplayCache recordings (its ${this.col.otherKinds} record${this.col.otherKinds === 1 ? ' is' : 's are'} of another kind: createFetch or tapedeck serve HTTP recordings, MCP or realtime sessions, which their own entry point replays)`
       : recorded > 0
-        ? `this request was recorded ${recorded} time${recorded === 1 ? '' : 's'} and this is call ${recorded + 1}`
+        ? usedUpText(recorded, this.damagedCalls.get(keys.key) ?? 0)
         : typeof detail?.details.difference === 'string'
           ? detail.details.difference
           : 'no recording has this request key';
