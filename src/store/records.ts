@@ -303,7 +303,7 @@ export interface ReplayPutOptions {
   /** How long the live call took, in milliseconds. */
   durationMs?: number;
   /** The exact response bytes (and content type) for byte-exact replay. */
-  raw?: { body: Uint8Array | string; contentType?: string };
+  raw?: { body: Uint8Array | ArrayBuffer | ArrayBufferView | string; contentType?: string };
   /** Anything worth keeping with the record: test name, run id, cost. */
   meta?: Record<string, unknown>;
 }
@@ -345,9 +345,14 @@ export function buildRecord(keys: RequestKeys, request: unknown, storedValue: un
   record.request = sortedKeys(redacted);
   record.value = storedValue;
   if (opts.raw !== undefined) {
-    const body = opts.raw.body;
+    // The bytes as fetch gives them (`await res.arrayBuffer()`) or any view of them are taken as they are.
+    const given: unknown = opts.raw.body;
+    const body = given instanceof ArrayBuffer ? new Uint8Array(given) : ArrayBuffer.isView(given) && !(given instanceof Uint8Array) ? new Uint8Array(given.buffer, given.byteOffset, given.byteLength) : given;
     if (typeof body !== 'string' && !(body instanceof Uint8Array)) {
-      throw new TapedeckError('E_ARG', 'put: raw.body must be a Uint8Array or a string.', { hint: 'Pass the response bytes exactly as received.' });
+      const what = typeof Blob !== 'undefined' && body instanceof Blob ? 'a Blob' : body === null ? 'null' : typeof body === 'object' ? `a ${(body as object).constructor?.name ?? 'object'}` : `a ${typeof body}`;
+      throw new TapedeckError('E_ARG', `put: raw.body is ${what}; it must be the response bytes (a Uint8Array, an ArrayBuffer or another view of bytes) or a string.`, {
+        hint: what === 'a Blob' ? 'Pass its bytes: { raw: { body: new Uint8Array(await blob.arrayBuffer()) } }.' : 'Pass the response bytes exactly as received: { raw: { body: new Uint8Array(await res.arrayBuffer()) } }.',
+      });
     }
     const contentType = opts.raw.contentType === undefined ? undefined : String(opts.raw.contentType);
     // Redacted like every other byte a record stores: by name when it is JSON, a stream across
