@@ -8,3 +8,6 @@ export function assertNoCycle(_value: unknown, _root: string): void {}
 
 /** Nothing to check in a page (see cycle.ts). */
 export function assertStorable(_value: unknown, _root: string): void {}
+
+/** The same bound as cycle.ts's (a page stores nothing). */
+export const MAX_STORED_NESTING = 1000;

@@ -53,8 +53,8 @@ export function assertNoCycle(value: unknown, root: string): void {
 
 /**
  * assertNoCycle, and E_TYPE naming where `value` holds what has no stored form: a Promise or
- * another thenable (a forgotten `await`), a WeakMap or WeakSet, or is a function. A function
- * member is left: it is dropped, as JSON drops it.
+ * another thenable (a forgotten `await`), a WeakMap or WeakSet, or is a function; E_DEPTH when it
+ * nests deeper than MAX_STORED_NESTING. A function member is left: it is dropped, as JSON drops it.
  *
  * @example
  * assertStorable(Promise.resolve(1), 'value') // throws E_TYPE: "value is a Promise: ..."
@@ -63,6 +63,12 @@ export function assertStorable(value: unknown, root: string): void {
   if (typeof value === 'function') throw unstorable(root, 'a function', 'Store what the function returns, or the data it holds.');
   walk(value, root, true);
 }
+
+/**
+ * How deep a stored value may nest: deeper, the recursive walks after this one (redaction's
+ * copy, msgpackr's encoder) overflow the stack, which surfaced as a bare RangeError.
+ */
+export const MAX_STORED_NESTING = 1000;
 
 /** E_TYPE for a value at `at` that has no stored form. */
 function unstorable(at: string, what: string, hint: string): TapedeckError {
@@ -104,6 +110,10 @@ function walk(value: unknown, root: string, storable: boolean): void {
       });
     }
     if (storable) {
+      if (stack.length >= MAX_STORED_NESTING) {
+        const at = `${stack.slice(0, 8).map((f) => f.segment).join('')}…`;
+        throw new TapedeckError('E_DEPTH', `${root} nests deeper than the ${MAX_STORED_NESTING} levels a tape stores (at ${at}).`, { path: at, hint: 'Store such a value flattened, or as its JSON text (a string).' });
+      }
       const kind = unstorableKind(child);
       if (kind) throw unstorable(`${stack.map((f) => f.segment).join('')}${segment}`, kind[0], kind[1]);
     }

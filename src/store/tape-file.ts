@@ -20,6 +20,7 @@ import { addExtension, Packr } from 'msgpackr/pack';
 import { TapedeckError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 import { jsonOfMsgpack } from './msgpack-json.ts';
+import { MAX_STORED_NESTING } from './cycle.ts';
 import { newRedactionSalt } from './salt.ts';
 import { tapeIsDirectory, tapeReadOnly } from './tape-path-errors.ts';
 import { nonTapeFile, refuseNonTapeFile, tapeTarget } from './tape-target.ts';
@@ -215,9 +216,20 @@ type WalkPath = (string | number | { spelled: string })[];
 const spellPath = (path: WalkPath): string =>
   path.map((s, i) => (i === 0 ? String(s) : typeof s === 'number' ? `[${s}]` : typeof s === 'string' ? `.${s}` : s.spelled)).join('');
 
+
+/** E_DEPTH for a record nesting deeper than a tape stores (`at`: where, when the walk knows it). */
+function tooDeep(index: number, file: string, at?: string): TapedeckError {
+  return new TapedeckError('E_DEPTH', `Record ${index} for tape ${file} nests deeper than the ${MAX_STORED_NESTING} levels a tape stores${at ? ` (at ${at})` : ''}.`, {
+    file,
+    path: at ?? `$[${index}]`,
+    hint: 'Store such a value flattened, or as its JSON text (a string).',
+  });
+}
+
 /** Copy-on-write walk that boxes Maps (see {@link TapeMapBox}) and rejects cycles up front. */
 function boxMaps(value: unknown, ancestors: Set<object>, path: WalkPath): unknown {
   if (value === null || typeof value !== 'object') return value;
+  if (path.length > MAX_STORED_NESTING) throw new TapedeckError('E_DEPTH', spellPath(path.slice(0, 8)));
   if (ancestors.has(value)) {
     const at = spellPath(path);
     throw new TapedeckError('E_CYCLE', `A tape record cannot contain a cycle (at ${at}).`, {
@@ -302,11 +314,19 @@ function encodeValue(value: unknown, index: number, file: string): Uint8Array {
  * would change nothing and is skipped.
  */
 function packed(value: unknown, index: number, file: string, plain: boolean): Uint8Array {
-  const boxed = plain ? value : boxMaps(value, new Set(), [`$[${index}]`]);
+  let boxed: unknown;
+  try {
+    boxed = plain ? value : boxMaps(value, new Set(), [`$[${index}]`]);
+  } catch (e) {
+    // The walk's E_DEPTH carries the first segments of where it stopped, to be said with the record.
+    if (e instanceof TapedeckError && e.code === 'E_DEPTH') throw tooDeep(index, file, `${e.message}…`);
+    throw e;
+  }
   let out: Uint8Array;
   try {
     out = packr.pack(boxed);
   } catch (e) {
+    if (e instanceof RangeError) throw tooDeep(index, file);
     throw new TapedeckError('E_TYPE', `Record ${index} for tape ${file} cannot be encoded: ${(e as Error).message}`, {
       file,
       path: `$[${index}]`,
