@@ -187,6 +187,18 @@ async function registrations(path: string, staleMs: number, except?: string): Pr
 }
 
 /**
+ * Whether a writer whose process is alive holds the tape at `path` now, read without removing
+ * anything (a reader must not write): then a half-written record at the tape's end is its
+ * append in flight, not a crash's.
+ *
+ * @example
+ * if (await liveWriterHolds('chat.tape')) warnings = warnings.filter((w) => w.code !== 'E_TAPE_TORN_TAIL')
+ */
+export async function liveWriterHolds(path: string, staleMs = 30_000): Promise<boolean> {
+  return (await registrations(path, staleMs)).some((r) => !r.dead);
+}
+
+/**
  * Whether some writer has the tape at `path` registered as open now (its own registration, if
  * any, released first).
  *

@@ -9,7 +9,7 @@ import { mkdir, unlink } from 'node:fs/promises';
 import { dirname, relative } from 'node:path';
 import { TapedeckError } from '../../errors.ts';
 import type { HeadScalar, LoadedRecord, LoadResult, RecordBackend, RecordTable, RewriteSelect, StoreWarning, WriterHandle } from '../backend.ts';
-import { byProcess, interruptedRecordRuns, interruptedRunMessage, openTapeWriter, tapeWritersOpen, unclosedRunMissNote, type WriterInfo } from '../tape-writers.ts';
+import { byProcess, interruptedRecordRuns, interruptedRunMessage, liveWriterHolds, openTapeWriter, tapeWritersOpen, unclosedRunMissNote, type WriterInfo } from '../tape-writers.ts';
 import { type FileFrames, scanTapeFile } from '../tape-lazy.ts';
 import { isRedactionSalt } from '../tape-codec.ts';
 import { nearbyTape } from '../nearby-tape.ts';
@@ -179,7 +179,14 @@ export class TapeBackend implements RecordBackend {
       if (!opts.create && e instanceof TapedeckError && e.code === 'E_TAPE_NOT_FOUND') return { exists: false, records: [], warnings: [] };
       throw e;
     }
-    const warnings = [...scan.warnings.map((w) => tornRecordNamed(scan.bytes, w)), ...(await this.interrupted())];
+    let told = scan.warnings;
+    // A reader (no writer of its own registered) of a tape a live writer holds: a half-written
+    // record at the end is that writer's append in flight (it is read once complete), not a
+    // crash's, which a user might prune while the writer still writes.
+    if (this.ended === undefined && told.some((w) => w.code === 'E_TAPE_TORN_TAIL') && (await liveWriterHolds(this.path, this.lock.staleMs))) {
+      told = told.filter((w) => w.code !== 'E_TAPE_TORN_TAIL');
+    }
+    const warnings = [...told.map((w) => tornRecordNamed(scan.bytes, w)), ...(await this.interrupted())];
     if (opts.create && scan.header.headerLost === true) {
       // A writer needs the tape's salt before its first record (masks are keyed under it), so
       // a lost header (a 0-byte file, damage) is replaced now, keeping every record, rather
