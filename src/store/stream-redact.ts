@@ -656,11 +656,44 @@ export function redactStream(body: Uint8Array, contentType: string | undefined, 
  * redactAnswerBody(bytes, 'text/event-stream', redactor({ salt })).body
  */
 export function redactAnswerBody(body: Uint8Array, contentType: string | undefined, masks: StreamMasks & { bytes(body: Uint8Array, contentType?: string, known?: { ascii?: string; parsed?: { value: unknown } }): Uint8Array }, known?: { ascii?: string; parsed?: { value: unknown } }): { body: Uint8Array; stream?: RedactedStream & { framing: StreamFraming } } {
+  // Text in UTF-16 (its charset declared, or a byte order mark): every other check reads bytes as
+  // UTF-8 or Latin-1, where a UTF-16 key is its characters with a NUL between them, and no key
+  // format matched it. Redacted as the same text in UTF-8, then written back in its encoding.
+  const wide = utf16Of(body, contentType);
+  if (wide !== undefined) {
+    const bom = (wide === 'le' && body[0] === 0xff && body[1] === 0xfe) || (wide === 'be' && body[0] === 0xfe && body[1] === 0xff) ? 2 : 0;
+    const text = new TextDecoder(wide === 'le' ? 'utf-16le' : 'utf-16be').decode(body.subarray(bom));
+    const asUtf8 = (contentType ?? 'text/plain').replace(/;\s*charset=[^;]*/i, '') + '; charset=utf-8';
+    const inner = redactAnswerBody(utf8.encode(text), asUtf8, masks);
+    const back = utf8Text.decode(inner.body);
+    if (back === text) return { body };
+    const out = Buffer.from(back, 'utf16le');
+    if (wide === 'be') out.swap16();
+    return { body: bom === 0 ? out : Buffer.concat([body.subarray(0, 2), out]) };
+  }
   const stream = redactStream(body, contentType, masks, known?.ascii);
   if (stream?.framing === 'eventstream') return { body: stream.body, stream };
   const input = stream?.body ?? jsonArrayMasked(body, contentType, masks.mask, masks.echoes, secretFieldOf(masks)) ?? body;
   const out = masks.bytes(input, contentType, input === body ? known : undefined);
   return stream ? { body: out, stream } : { body: out };
+}
+
+/**
+ * Whether a body is UTF-16 text, and its byte order: by its content type's charset (`utf-16le`,
+ * `utf-16be`, or `utf-16`, ordered by its byte order mark, big-endian without one), or, with no
+ * charset, by a byte order mark alone. Undefined for any other body.
+ */
+function utf16Of(body: Uint8Array, contentType: string | undefined): 'le' | 'be' | undefined {
+  // Every answer comes here: most are told apart by their first byte and a short search.
+  if (body[0] !== 0xff && body[0] !== 0xfe && (contentType === undefined || !/utf-16/i.test(contentType))) return undefined;
+  const charset = /;\s*charset="?([\w-]+)/i.exec(contentType ?? '')?.[1]?.toLowerCase();
+  if (charset === 'utf-16le') return 'le';
+  if (charset === 'utf-16be') return 'be';
+  const bom = body[0] === 0xff && body[1] === 0xfe ? 'le' : body[0] === 0xfe && body[1] === 0xff ? 'be' : undefined;
+  if (charset === 'utf-16') return bom ?? 'be';
+  // A mark alone is trusted only for text (audio or an image may open with those two bytes).
+  const textual = contentType === undefined || /^\s*(?:text\/|application\/(?:[\w.-]+\+)?(?:json|xml)\b)/i.test(contentType);
+  return charset === undefined && textual && body.length % 2 === 0 ? bom : undefined;
 }
 
 /**
