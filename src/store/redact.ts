@@ -41,6 +41,7 @@ import { CREDENTIALS } from '../providers/index.ts';
 import { CREDENTIAL, credentialFrom, mayHoldCredential, maskCredential, maskShapes, shapesIn } from './credential.ts';
 import { envSecrets } from './env-secrets.ts';
 import { secretByLastWord } from './secret-words.ts';
+import { typedValue } from './typed-redact.ts';
 
 /** What a redacted value is replaced with (credentials; every value in a store without a salt). */
 export const REDACTED = '[REDACTED]';
@@ -870,17 +871,8 @@ export function redactor(opts: RedactOptions = {}): Redactor {
       return out ?? v;
     }
     const proto = Object.getPrototypeOf(v) as unknown;
-    if (v instanceof Map) {
-      let changed = false;
-      const out = new Map<unknown, unknown>();
-      for (const [k, x] of v as Map<unknown, unknown>) {
-        const r = typeof k === 'string' && masks(k, x) ? maskValue(x) : value(x, depth + 1);
-        if (r !== x) changed = true;
-        out.set(k, r);
-      }
-      return changed ? out : v;
-    }
-    if (proto !== Object.prototype && proto !== null) return v; // Dates, typed arrays, user classes
+    // Maps, Sets, Errors, byte arrays (./typed-redact.ts); Dates, other typed arrays and user classes as they are.
+    if (proto !== Object.prototype && proto !== null) return typedValue(v, { value: (x) => value(x, depth + 1), member: (k, x) => (masks(k, x) ? maskValue(x) : undefined), bytes: (b) => bytes(b) });
     const obj = v as Record<string, unknown>;
     const keys = Object.keys(obj);
     // Rare (a key used as a member's name): a closure per object only then, off the hot path.
