@@ -17,6 +17,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { TapedeckError } from '../errors.ts';
+import { checkOptionNames, optionNames } from '../option-names.ts';
 
 /** A host as listed: `api.openai.com`, `127.0.0.1:8080` (exact host and port), `*.openai.com`, or a RegExp on `host[:port]`. */
 export type HostPattern = string | RegExp;
@@ -40,6 +41,9 @@ export interface FetchSwitchOptions {
    */
   onRefused?: (refusal: { host: string; url: string }) => void;
 }
+
+/** The names installFetchSwitch takes (checked against FetchSwitchOptions). */
+const FETCH_SWITCH_OPTIONS = optionNames<FetchSwitchOptions>()(['fetch', 'hosts', 'blockNetwork', 'allowHosts', 'onRefused']);
 
 /** An installed switch. `uninstall()` (or leaving a `using` block) restores the previous fetch. */
 export interface FetchSwitch {
@@ -132,11 +136,26 @@ export function installFetchSwitch(opts: FetchSwitchOptions): FetchSwitch {
   if (typeof opts?.fetch !== 'function') {
     throw new TapedeckError('E_ARG', 'installFetchSwitch needs a fetch to route requests to.', { hint: "Pass { fetch: createFetch({ tape: 'app.tape' }) }." });
   }
+  // A misspelt option (`blocknetwork`) or a host the patterns never match (a URL) left the
+  // calls going to the network in a test meant to be hermetic: refused before anything is installed.
+  checkOptionNames(opts, FETCH_SWITCH_OPTIONS, 'installFetchSwitch', 'docs/api.md');
+  for (const list of ['hosts', 'allowHosts'] as const) {
+    const v: unknown = opts[list];
+    if (v !== undefined && !Array.isArray(v)) {
+      throw new TapedeckError('E_ARG', `installFetchSwitch: ${list} must be a list of hosts; got ${typeof v === 'string' ? `the string ${JSON.stringify(v)}` : typeof v}.`, { option: list, hint: `Pass a list, even of one: ${list}: ['api.openai.com'].` });
+    }
+  }
   const hosts = opts.hosts;
   const allow = opts.allowHosts ?? [];
   for (const p of [...(hosts ?? []), ...allow]) {
     if (!(p instanceof RegExp) && (typeof p !== 'string' || p === '')) {
       throw new TapedeckError('E_ARG', `Invalid host pattern ${JSON.stringify(p)}.`, { hint: "Use a host such as 'api.openai.com', '127.0.0.1:8080', '*.openai.com', or a RegExp." });
+    }
+    if (typeof p === 'string' && /^[a-z][a-z0-9+.-]*:\/\/|\//i.test(p)) {
+      const host = /^(?:[a-z][a-z0-9+.-]*:\/\/)?([^/?#]*)/i.exec(p)![1];
+      throw new TapedeckError('E_ARG', `Host pattern ${JSON.stringify(p)} is a URL, not a host: it would match no request, and the calls it was meant to catch would go on.`, {
+        hint: `List the host (and port) alone: ${JSON.stringify(host).replaceAll('"', "'")}.`,
+      });
     }
   }
   const scope: Scope = {
