@@ -28,7 +28,7 @@ import type { Redactor } from '../store/redact.ts';
 import { redactedResponse } from '../store/stream-redact.ts';
 import { beforeRecord } from './deck-hooks.ts';
 // Values read when a request is recorded, never while the modules load (the two import each other).
-import { HOP_BY_HOP, isJsonBody, TELEMETRY_KEY, type DeckOptions, type DeckRequest, type DeckStats, type Prepared } from './deck.ts';
+import { HOP_BY_HOP, isJsonBody, telemetryRequestKey, type DeckOptions, type DeckRequest, type DeckStats, type Prepared } from './deck.ts';
 import { RecordTurns, type RecordTurn } from './record-turns.ts';
 
 /** What the record side uses of its deck: lent by the deck when it is made. */
@@ -116,7 +116,7 @@ class Recorder implements DeckRecorder {
       const parsed = parsedOrUndefined(req.body);
       let stored = parsed === undefined ? undefined : redactor.value(parsed);
       // A telemetry upload (a trace export) is filed under its route alone: see Deck.find().
-      if (stored !== undefined && isTelemetry(req)) return { match: 'json', route, key: TELEMETRY_KEY, model: '', body: stored, url };
+      if (stored !== undefined && isTelemetry(req)) return { match: 'json', route, key: telemetryRequestKey(), model: '', body: stored, url };
       // Nothing masked (redaction shares what it leaves as it was): the body's own bytes are the
       // stored body, so they are keyed from the raw bytes (src/match/raw-keys.ts), whose index
       // also refuses what the strict reader refuses. Where that path declines (a fault, a shape

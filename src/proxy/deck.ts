@@ -385,9 +385,12 @@ function absentOf(backend: RecordBackend | undefined, opts: DeckOptions, entry: 
 
 /**
  * The request key of every telemetry upload (providers' `telemetry` routes): the digest of an
- * empty object, the same for every body, so the route alone finds its recordings.
+ * empty object, the same for every body, so the route alone finds its recordings. Made on first
+ * use, not at import: a bad TAPEDECK_BACKEND then fails the call, where the caller catches it,
+ * not the import of the package.
  */
-export const TELEMETRY_KEY = hashValue({});
+let telemetryKey: string | undefined;
+export const telemetryRequestKey = (): string => (telemetryKey ??= hashValue({}));
 
 /** Counters of a deck that has served nothing yet (also what stats show before the tape is open). */
 export function emptyStats(mode: TapeMode, tape: string | undefined): DeckStats {
@@ -1045,9 +1048,9 @@ export class Deck {
     // A telemetry upload (the Agents SDK's trace export) is answered whatever it holds, and
     // holds fresh ids and timestamps every run: its recordings are taken in order by route.
     if (isTelemetry(req)) {
-      const rec = this.take(name, 'json', TELEMETRY_KEY);
+      const rec = this.take(name, 'json', telemetryRequestKey());
       if (rec) return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
-      return { kind: 'miss', miss: this.routeMiss(route, TELEMETRY_KEY, 'json', r, undefined, name) };
+      return { kind: 'miss', miss: this.routeMiss(route, telemetryRequestKey(), 'json', r, undefined, name) };
     }
     // The same bytes as an earlier body that matched exactly: found by comparing the bytes, so
     // no string of the body is made and hashed on this path.
