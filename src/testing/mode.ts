@@ -62,14 +62,31 @@ export function resolveTestMode(opts: { option?: string; cliMode?: string; env?:
   return isCI(env) ? { mode: 'replay', source: 'CI' } : { mode: 'update', source: 'default' };
 }
 
+/** TAPEDECK_PRUNE's values that ask for a prune, and those that say no. */
+const PRUNE_YES = ['1', 'true', 'unused', 'yes', 'on'];
+const PRUNE_NO = ['', '0', 'false', 'no', 'off'];
+
 /**
  * Whether the run was told to prune unused recordings (TAPEDECK_PRUNE set to `1`, `true`,
- * `unused` or `yes`), the command the run summaries print.
+ * `unused`, `yes` or `on`), the command the run summaries print.
  *
  * @example
  * pruneRequested({ TAPEDECK_PRUNE: '1' }) // true
  */
 export function pruneRequested(env: NodeJS.ProcessEnv = process.env): boolean {
   const v = env.TAPEDECK_PRUNE;
-  return v !== undefined && ['1', 'true', 'unused', 'yes'].includes(v.trim().toLowerCase());
+  return v !== undefined && PRUNE_YES.includes(v.trim().toLowerCase());
+}
+
+/**
+ * Why TAPEDECK_PRUNE asks nothing the run understands (`enabled`, `y`), for the run summary's
+ * line: such a value pruned nothing without a word. Undefined for a value that says yes or no.
+ *
+ * @example
+ * pruneNotUnderstood({ TAPEDECK_PRUNE: 'enabled' }) // 'TAPEDECK_PRUNE="enabled" is not understood (...)'
+ */
+export function pruneNotUnderstood(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const v = env.TAPEDECK_PRUNE;
+  if (v === undefined || PRUNE_YES.includes(v.trim().toLowerCase()) || PRUNE_NO.includes(v.trim().toLowerCase())) return undefined;
+  return `TAPEDECK_PRUNE=${JSON.stringify(v)} is not understood, so nothing was pruned: set TAPEDECK_PRUNE=1 to prune the unused recordings (1, true, yes, on or unused; 0, false, no or off for none)`;
 }

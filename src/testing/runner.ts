@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { TapedeckError } from '../errors.ts';
-import { pruneRequested } from './mode.ts';
+import { pruneNotUnderstood, pruneRequested } from './mode.ts';
 import { defaultTapePath, type TapeNamer } from './names.ts';
 import { defaultTapeFolder } from './orphan-tapes.ts';
 import { formatSummary, lateCalls, pruneUnused, readFileNotes, readTapeReports, runFailure, summarizeRun, writeFileNote, type MissReport } from './run-report.ts';
@@ -300,6 +300,8 @@ export async function endRun(runDir: string, testCommand: string, log: (s: strin
     const summary = await summarizeRun(reports, completeFiles ? { testFiles: [...new Set([...completeFiles.files, ...noted.complete])], tapeFolder, wholeProject: completeFiles.wholeProject === true } : {});
     // The prune command the summary prints: this run, told to drop what no test used.
     let pruned = 0;
+    const unclear = pruneNotUnderstood();
+    if (unclear) log(`tapedeck: ${unclear}.`);
     if (summary.unused > 0 && pruneRequested()) {
       // A late call's recording was not asked for by any test: it would look unused.
       if (lateCalls(summary) > 0) whyNotPrune = `${lateCalls(summary)} call(s) were made after their test ended`;

@@ -20,7 +20,7 @@ import type { Reporter, TestModule, Vite, Vitest } from 'vitest/node';
 import { tapeModeOfViteMode } from './mode-flag.ts';
 import type { ProvidedTapedeck } from './provided.ts';
 import { formatSummary, lateCalls, pruneUnused, readTapeReports, runFailure, summarizeRun, type RunSummary } from '../testing/run-report.ts';
-import { pruneRequested } from '../testing/mode.ts';
+import { pruneNotUnderstood, pruneRequested } from '../testing/mode.ts';
 import { vitestCommand } from './test-command.ts';
 import { shellQuote, STORE_ENV } from '../testing/session.ts';
 import { checkOptionNames, optionNames } from '../option-names.ts';
@@ -104,6 +104,8 @@ export class TapedeckReporter implements Reporter {
     const log = (s: string) => (this.reportOnStdout() ? void process.stderr.write(`${s}\n`) : this.vitest ? this.vitest.logger.log(s) : console.log(s));
     const cmd = this.opts.testCommand ?? (this.vitest ? vitestCommand(this.vitest.config.config, this.vitest.config.root) : 'npx vitest run');
     let pruned = 0;
+    const unclear = this.opts.prune === undefined ? pruneNotUnderstood() : undefined;
+    if (unclear) log(`tapedeck: ${unclear}.`);
     if (summary.unused > 0 && (this.opts.prune ?? pruneRequested())) {
       // A late call's recording was not asked for by any test: it would look unused.
       const why = lateCalls(summary) > 0 ? `${lateCalls(summary)} call(s) were made after their test ended` : this.whyNotPrune(modules, reason);
