@@ -31,6 +31,7 @@ import { contentTypeDifference, contentTypeFix } from './content-type-difference
 import { jsonBodyDifference } from './json-body-difference.ts';
 import { headersOfOldRecording, headersOnOtherRoute, modelOnOtherRoute, pathOnOtherRoute, queryOnOtherRoute, streamOnOtherRoute } from './other-route.ts';
 import { missOnDamagedTape } from './damage-miss.ts';
+import { cacheRecordsMiss } from './cache-records-miss.ts';
 import { currentHttpKey, httpRecordKey, keyedAsFiled, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
 import { KnownBodies } from './known-bodies.ts';
@@ -1324,12 +1325,10 @@ export class Deck {
     // A shared store (a Redis namespace) is no tape, and MCP or realtime records it may hold
     // answer no HTTP request.
     else if (this.recordingCount === 0) {
-      // A tape of ReplayCache records (a directory of JSON recordings imported, a DSPy cache,
-      // ReplayCache's own): "re-record" alone sent the user back to the live API for answers the
-      // tape holds, which ReplayCache serves.
-      const n = this.col?.cacheRecords ?? 0;
-      difference = `the ${this.col?.shared ? 'store' : 'tape'} has no HTTP recordings${n > 0 ? `: it holds ${n} replay-cache record${n === 1 ? '' : 's'} (keyed by the request body alone, as ReplayCache and tapedeck import of a directory of JSON recordings write them), which createFetch and tapedeck serve do not serve` : ''}`;
-      if (n > 0) cacheFix = `replay them with ReplayCache.open(${JSON.stringify(this.tape ?? '<tape>')}) or withReplayCache from llm-tapedeck/store (docs/migrate.md, "From a directory of JSON recordings"); or record this request's HTTP call: ${recordHow(this.entry)}`;
+      // A tape of ReplayCache records: said, with the entry point that serves them (./cache-records-miss.ts).
+      const cache = cacheRecordsMiss(this.col?.cacheRecords ?? 0, this.tape, this.entry);
+      difference = cache?.difference ?? `the ${this.col?.shared ? 'store' : 'tape'} has no HTTP recordings`;
+      cacheFix = cache?.fix;
     }
     else if (r && recorded > 0 && detail !== undefined) difference = typeof detail === 'string' ? detail : detail.text;
     else if (r && recorded > 0) difference = recorded === 1 ? `the one recording for ${shown} has another ${kind === 'http' ? 'body' : 'request'}` : `none of the ${recorded} recordings for ${shown} has this ${kind === 'http' ? 'body' : 'request'}`;
