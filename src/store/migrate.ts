@@ -197,7 +197,8 @@ export async function importCacheJSON(file: string, out: string, given: MigrateO
     } catch (e) {
       if (!(e instanceof TapedeckError)) throw e;
       skipped++;
-      warn(`${file}: skipped ${e.message}`);
+      // The entry named, whichever check refused it (the request's shape check names no place).
+      warn(`${file}: skipped entry ${JSON.stringify(hash)}: ${e.message.startsWith(`${at}: `) ? e.message.slice(at.length + 2) : e.message}`);
     }
   }
   await writeTape(out, records, { ...opts, created });

@@ -80,6 +80,8 @@ describe('DSPy-style JSON cache files', () => {
     const res = await importCacheJSON(DSPY_CACHE, out, { onWarning: (m) => warnings.push(m) });
     expect(res).toEqual({ records: 3, skipped: 1 });
     expect(warnings.join('\n')).toMatch(/dead00.*pickle/);
+    // The skipped entry named as an entry, its reason after it.
+    expect(warnings[0]).toMatch(/qa-cache\.json: skipped entry "dead00": /);
     const src = JSON.parse(readFileSync(DSPY_CACHE, 'utf8')) as { entries: Record<string, { request: Record<string, unknown> }> };
     const recs = await records(out);
     expect(recs.map((r) => r.meta!.sourceKey)).toEqual(['0f3a9c', '7be210', 'c41d07']);
@@ -93,6 +95,15 @@ describe('DSPy-style JSON cache files', () => {
     expect(await cache.get(src.entries['0f3a9c']!.request)).toEqual({ answer: 'Paris', reasoning: "France's capital is Paris" });
     expect(await cache.get(src.entries['7be210']!.request)).toEqual({ primes: [2, 3] });
     expect(await cache.get(src.entries.c41d07!.request)).toEqual({ legs: 4, name: 'cat' });
+  });
+
+  it('names an entry whose request is no LLM request, which the shape check does not place', async () => {
+    const file = join(root, 'shape.json');
+    writeFileSync(file, JSON.stringify({ metadata: {}, entries: { ok: { request: { model: 'm', messages: [{ role: 'user', content: 'hi' }] }, response: { type: 'dict', data: { a: 1 } } }, bad: { request: { q: 1 }, response: { type: 'dict', data: { a: 2 } } } } }));
+    const warnings: string[] = [];
+    expect(await importCacheJSON(file, fresh(), { onWarning: (m) => warnings.push(m) })).toEqual({ records: 1, skipped: 1 });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/shape\.json: skipped entry "bad": The request has none of/);
   });
 
   it('refuses a file that is not a DSPy-style cache, and an existing tape without force', async () => {
