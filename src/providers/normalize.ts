@@ -185,7 +185,7 @@ export function requestError(message: string, path: string, hint?: string): Tape
 }
 
 export function kindOf(v: unknown): string {
-  if (v === null) return 'null';
+  if (v == null) return String(v);
   if (Array.isArray(v)) return 'an array';
   return typeof v === 'object' ? 'an object' : `a ${typeof v}`;
 }
