@@ -35,6 +35,23 @@ export function namesWithout<const L extends readonly string[], const X extends 
 }
 
 /**
+ * Throws E_ARG unless `value` is an object (not null, not an array): what an entry that reads
+ * members of its argument must be given. In plain JavaScript a forgotten or misplaced argument
+ * otherwise surfaces as Node's TypeError about reading a property of undefined, which names
+ * neither the function nor what it takes. `where` names the function, `example` is a call that
+ * works, `takes` what the argument is (an options object unless said).
+ *
+ * @example
+ * checkOptionsObject(undefined, 'createHandler', "createHandler({ tape: 'app.tape', upstream: 'https://api.openai.com' })")
+ * // throws E_ARG: createHandler takes an options object; got undefined. hint: Pass one, e.g. createHandler({ ... })
+ */
+export function checkOptionsObject(value: unknown, where: string, example: string, takes = 'an options object'): asserts value is object {
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) return;
+  const got = value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'string' ? `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}` : typeof value;
+  throw new TapedeckError('E_ARG', `${where} takes ${takes}; got ${got}.`, { hint: `Pass one, e.g. ${example}` });
+}
+
+/**
  * Throws E_ARG for the first own name of `opts` that is not in `known`, with the nearest known
  * name and where the options are described. `where` names the function (`createFetch`) or the
  * option holding them (`redact`). A name that belongs inside one of the options (`keepSecrets`

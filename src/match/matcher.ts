@@ -468,15 +468,18 @@ export interface MatcherStats {
  * const { recording, matchedBy, warnings } = m.match(request)
  */
 export function createMatcher(opts: MatcherOptions): Matcher {
+  // First, and not the shared options check (option-names.ts): the browser bundle makes matchers
+  // too, and its size budget has room for this `?.`, not for that check. Without an options
+  // object there are no recordings: said so, rather than a TypeError reading `mode` of undefined.
+  if (!Array.isArray(opts?.recordings)) {
+    throw new TapedeckError('E_ARG', 'createMatcher takes `recordings`, an array.', {
+      hint: 'Load them with loadRecordingsDir(dir) or pass [] to start empty.',
+    });
+  }
   const mode = opts.mode ?? 'hybrid';
   if (!MATCH_MODES.includes(mode)) {
     throw new TapedeckError('E_ARG', `Unknown matching mode ${JSON.stringify(mode)}.`, {
       hint: `Valid modes: ${MATCH_MODES.join(', ')} (default hybrid).`,
-    });
-  }
-  if (!Array.isArray(opts.recordings)) {
-    throw new TapedeckError('E_ARG', 'createMatcher needs `recordings`, an array.', {
-      hint: 'Load them with loadRecordingsDir(dir) or pass [] to start empty.',
     });
   }
   const norm: NormalizeOptions = {

@@ -5,6 +5,7 @@
  */
 import { hashValue } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
+import { checkOptionsObject } from '../option-names.ts';
 import { missHeadline } from '../match/diagnose.ts';
 import type { TapeMode } from '../store/mode.ts';
 import type { CloseReport, RecordKind } from '../store/collection.ts';
@@ -137,6 +138,8 @@ export class McpTape extends SessionTape<McpRecord> {
   readonly volatile: McpVolatile | undefined;
 
   private constructor(opts: McpTapeOptions, opened: Awaited<ReturnType<typeof openSessionCollection<McpRecord>>>) {
+    // Private, but plain JavaScript can still call it: say how a tape is opened instead.
+    checkOptionsObject(opened, 'McpTape', "await McpTape.open({ tape: 'tapes/fs.tape' })", 'an open tape: it is made by McpTape.open');
     super(opts, opened);
     this.opts = opts;
     this.volatile = volatileOf(opts);
@@ -147,6 +150,7 @@ export class McpTape extends SessionTape<McpRecord> {
    * a TapedeckError before anything runs.
    */
   static async open(opts: McpTapeOptions): Promise<McpTape> {
+    checkOptionsObject(opts, 'McpTape.open', "await McpTape.open({ tape: 'tapes/fs.tape' })");
     return new McpTape(opts, await openSessionCollection(opts, MCP_KIND, EXAMPLE));
   }
 

@@ -10,7 +10,7 @@ import type { JsonRpcMessage } from './jsonrpc.ts';
 import { McpSession, type McpTiming, type McpUpstream } from './session.ts';
 import { inProcessFix, McpTape, type McpMiss, type McpTapeOptions } from './tape.ts';
 import type { ChaosOptions } from '../chaos/options.ts';
-import { checkOptionNames, optionNames } from '../option-names.ts';
+import { checkOptionNames, checkOptionsObject, optionNames } from '../option-names.ts';
 import { REDACT_INNER } from '../store/redact-options.ts';
 import { programSession, serverOf, type ProgramSession } from './sessions.ts';
 
@@ -105,6 +105,7 @@ function transportUpstream(inner: McpTransportLike | (() => McpTransportLike), m
  * await client.connect(tapeTransport(new StdioClientTransport({ command: 'npx', args: ['-y', '@modelcontextprotocol/server-memory'] }), { tape: 'tapes/memory.tape' }))
  */
 export function tapeTransport(inner: McpTransportLike | (() => McpTransportLike) | undefined, opts: TapeTransportOptions): TapeTransport {
+  checkOptionsObject(opts, 'tapeTransport', "tapeTransport(transport, { tape: 'tapes/memory.tape' })", 'an options object as its second argument');
   checkOptionNames(opts, TRANSPORT_OPTIONS, 'tapeTransport', 'docs/mcp.md', REDACT_INNER);
   const mode = McpTape.check(opts);
   let session: McpSession | undefined;

@@ -5,7 +5,7 @@
 import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { TapedeckError } from '../errors.ts';
 import { VERSION } from '../version.ts';
-import { checkOptionNames, optionNames } from '../option-names.ts';
+import { checkOptionNames, checkOptionsObject, optionNames } from '../option-names.ts';
 import { REDACT_INNER } from '../store/redact-options.ts';
 import { Deck, DECK_OPTION_NAMES, emptyStats, type DeckOptions, type DeckRequest, type DeckStats, type Decision, type Prepared } from './deck.ts';
 import { asTapedeckError, errorAnswer, showsWholeBody, statusOf } from './http-errors.ts';
@@ -419,6 +419,7 @@ function sanitize(s: string): string {
  * // Express: app.use('/llm', handler)
  */
 export function createHandler(opts: HandlerOptions): TapedeckHandler {
+  checkOptionsObject(opts, 'createHandler', "createHandler({ tape: 'recordings/app.tape', upstream: 'https://api.openai.com' })");
   checkOptionNames(opts, HANDLER_OPTIONS, 'createHandler', 'docs/proxy.md', REDACT_INNER);
   return handlerFor(opts);
 }
@@ -426,6 +427,20 @@ export function createHandler(opts: HandlerOptions): TapedeckHandler {
 /** The names of createHandler's own options (DeckOptions' are the rest). */
 export const HANDLER_OPTION_NAMES = ['connectTimeoutMs', 'idleTimeoutMs', 'shutdownTimeoutMs', 'cancelGraceMs', 'upstream', 'fetch', 'sessionRecordCommand', 'testRecordCommand', 'replay', 'awsCredentials', 'onMiss'] as const;
 const HANDLER_OPTIONS = optionNames<HandlerOptions>()([...DECK_OPTION_NAMES, ...HANDLER_OPTION_NAMES]);
+
+/**
+ * Throws E_ARG unless `replay` is absent, false or a replay store: settings given in its place
+ * (`{ enabled: false }`) have no `lookup`, and every replay was a 501 with no word of why.
+ */
+function checkReplayTarget(replay: unknown): void {
+  if (replay === undefined || replay === false) return;
+  const r = replay as Partial<ReplayTarget> | null;
+  if (typeof r?.lookup === 'function' && typeof r.enabled === 'boolean') return;
+  throw new TapedeckError('E_ARG', `The replay option takes a replay store (a ReplayStore or DurableReplayStore), or false; got ${r === null ? 'null' : typeof r === 'object' ? 'an object that is not one' : typeof r}.`, {
+    option: 'replay',
+    hint: 'Pass replay: new ReplayStore({ maxEntries: 10_000 }) (its settings go to the store), or await DurableReplayStore.open(path); leave replay out for none (tapedeck serve --replay-store FILE).',
+  });
+}
 
 /**
  * createHandler without the check of its option names, for startProxy, which checks its own
@@ -438,6 +453,7 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
   // Here, synchronously: the deck opens later (Deck.open is async), and an async hook found
   // there would be a 500 on the first request instead of an error where the handler is made.
   checkHooks(opts);
+  checkReplayTarget(opts.replay);
   let upstream = opts.upstream;
   // Credentials in the URL (`https://user:password@gateway`) go upstream as Basic auth, to
   // requests that bring no Authorization of their own; the URL kept (and shown) has none.

@@ -13,7 +13,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { TapedeckError } from '../errors.ts';
 import { HANDLER_OPTION_NAMES, handlerFor, type HandlerOptions, type TapedeckHandler } from './handler.ts';
 import { DECK_OPTION_NAMES, DEFAULT_MAX_BODY_BYTES } from './deck.ts';
-import { checkOptionNames, optionNames } from '../option-names.ts';
+import { checkOptionNames, checkOptionsObject, optionNames } from '../option-names.ts';
 import { REDACT_INNER } from '../store/redact-options.ts';
 import { tapeTarget } from '../store/tape-target.ts';
 import { lendsCredentials, refuseLentCredentials } from './lend-guard.ts';
@@ -189,6 +189,22 @@ function listenError(e: unknown, host: string, port: number): unknown {
   }
 }
 
+/**
+ * The port to listen on, checked before anything opens: Node's listen() takes a string that is
+ * not a number for the path of a Unix socket (the proxy then "started" with no port or URL) and
+ * refuses a number out of range with a bare RangeError. A string of digits (a port read from the
+ * environment) is that number, as listen() took it.
+ */
+function listenPort(port: unknown): number {
+  if (port === undefined) return 8080;
+  const n = typeof port === 'string' && /^\d{1,5}$/.test(port) ? Number(port) : port;
+  if (typeof n === 'number' && Number.isInteger(n) && n >= 0 && n <= 65535) return n;
+  throw new TapedeckError('E_ARG', `Invalid port ${typeof port === 'string' ? JSON.stringify(port) : String(port)}: startProxy listens on a TCP port.`, {
+    option: 'port',
+    hint: 'Use an integer from 0 to 65535: { port: 8080 }, or { port: 0 } for any free one (tapedeck serve --port 8080).',
+  });
+}
+
 /** startProxy's option names: createHandler's and the server's own. */
 const SERVE_OPTIONS = optionNames<ServeOptions>()([...DECK_OPTION_NAMES, ...HANDLER_OPTION_NAMES, 'port', 'host', 'requestTimeoutMs', 'tls']);
 
@@ -202,6 +218,7 @@ const SERVE_OPTIONS = optionNames<ServeOptions>()([...DECK_OPTION_NAMES, ...HAND
  * await proxy.close()
  */
 export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
+  checkOptionsObject(opts, 'startProxy', "startProxy({ tape: 'app.tape', upstream: 'https://api.openai.com', port: 0 })");
   checkOptionNames(opts, SERVE_OPTIONS, 'startProxy', 'docs/proxy.md', REDACT_INNER);
   // A proxy that cannot start (the port is taken) leaves no trace: not the tape its open made,
   // nor its writer registration (`<tape>.writers/`).
@@ -212,6 +229,7 @@ export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
       hint: 'Leave host out for loopback (127.0.0.1), or say every interface as { host: "0.0.0.0" } (tapedeck serve --host 0.0.0.0).',
     });
   }
+  const port = listenPort(opts.port);
   refuseLentCredentials(opts.upstream, opts.host ?? '127.0.0.1');
   // Before the tape is opened: a pair that cannot serve leaves nothing behind.
   if (opts.tls) checkPair(opts.tls, 'tls.cert', 'tls.key');
@@ -275,7 +293,7 @@ export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(opts.port ?? 8080, opts.host ?? '127.0.0.1', () => {
+      server.listen(port, opts.host ?? '127.0.0.1', () => {
         server.off('error', reject);
         resolve();
       });
@@ -284,7 +302,7 @@ export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
     await handler.close().catch(() => {});
     // The file, not a symbolic link leading to it.
     if (madeTape && handler.stats().recorded === 0) await unlink(tapeTarget(madeTape)).catch(() => {});
-    throw listenError(e, opts.host ?? '127.0.0.1', opts.port ?? 8080);
+    throw listenError(e, opts.host ?? '127.0.0.1', port);
   }
   const addr = server.address() as AddressInfo;
   boundPort = addr.port;

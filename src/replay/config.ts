@@ -4,6 +4,7 @@
 // where they came from; nothing is silently clamped.
 
 import { TapedeckError } from '../errors.ts';
+import { checkOptionNames, optionNames } from '../option-names.ts';
 
 export interface ReplayConfig {
   /** Serve replays (default true; false opts out). Disabled: every replay is 501. */
@@ -27,6 +28,8 @@ export const REPLAY_ENV = {
 } as const;
 
 export const REPLAY_DEFAULTS: Readonly<ReplayConfig> = Object.freeze({ enabled: true, maxEntries: 1024, ttlMs: 24 * 60 * 60 * 1000 });
+
+const CONFIG_OPTIONS = optionNames<ReplayConfig>()(['enabled', 'maxEntries', 'ttlMs']);
 
 const TRUE = new Set(['1', 'true', 'yes', 'on']);
 const FALSE = new Set(['0', 'false', 'no', 'off']);
@@ -74,6 +77,8 @@ export function resolveReplayConfig(opts: Partial<ReplayConfig> = {}, env?: Reco
   if (opts === null || typeof opts !== 'object') {
     throw new TapedeckError('E_CONFIG', 'Replay options must be an object.', { hint: '{ enabled?, maxEntries?, ttlMs? }' });
   }
+  // A misspelt name (`enable: false`) would leave its setting at the environment's or default.
+  checkOptionNames(opts, CONFIG_OPTIONS, 'resolveReplayConfig', 'docs/replay.md');
   const e = envOf(env);
   const out = { ...REPLAY_DEFAULTS, sources: { enabled: 'default', maxEntries: 'default', ttlMs: 'default' } } as ResolvedReplayConfig;
 

@@ -25,13 +25,14 @@
  */
 
 import { TapedeckError } from '../errors.ts';
+import { checkOptionNames, checkOptionsObject, optionNames } from '../option-names.ts';
 import type { StoreWarning } from '../store/backend.ts';
 import { TapeBackend } from '../store/backends/tape.ts';
 import { RecordCollection } from '../store/collection.ts';
 import { REPLAY_RECORD_KIND, replayRecords, type ReplayTapeRecord } from '../store/records.ts';
 import type { TapeLockOptions } from '../store/tape-file.ts';
 import { redactor, type RedactOptions, type Redactor } from '../store/redact.ts';
-import { checkRedactOptions } from '../store/redact-options.ts';
+import { checkRedactOptions, REDACT_INNER } from '../store/redact-options.ts';
 import type { ReplaySource } from './handler.ts';
 import { entryOf, ReplayStore, type ReplayEntry, type ReplayLookup, type ReplayPut, type ReplayStoreOptions, type ReplayStoreStats } from './store.ts';
 
@@ -50,6 +51,9 @@ export interface DurableReplayOptions extends ReplayStoreOptions {
    */
   redact?: RedactOptions;
 }
+
+// A misspelt `redact` would write the very values it was meant to mask.
+const DURABLE_OPTIONS = optionNames<DurableReplayOptions>()(['enabled', 'maxEntries', 'ttlMs', 'now', 'env', 'durable', 'lock', 'compactAfter', 'redact']);
 
 const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -119,6 +123,8 @@ export class DurableReplayStore implements ReplaySource {
     if (typeof path !== 'string' || path === '') {
       throw new TapedeckError('E_ARG', 'DurableReplayStore.open needs the path of a tape.', { hint: "e.g. DurableReplayStore.open('var/replays.tape')" });
     }
+    checkOptionsObject(opts, 'DurableReplayStore.open', "DurableReplayStore.open('var/replays.tape', { maxEntries: 100_000 }) (or leave the options out)");
+    checkOptionNames(opts, DURABLE_OPTIONS, 'DurableReplayStore.open', 'docs/replay.md', REDACT_INNER);
     const { durable, lock, compactAfter: _c, redact, ...memOpts } = opts;
     checkRedactOptions(redact);
     const memory = new ReplayStore(memOpts);

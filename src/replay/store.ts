@@ -22,6 +22,7 @@
 
 import { traceToken } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
+import { checkOptionNames, checkOptionsObject, optionNames } from '../option-names.ts';
 import { resolveReplayConfig, type ReplayConfig, type ResolvedReplayConfig } from './config.ts';
 
 /** What a trace token was computed from, kept with the entry for inspection. */
@@ -76,6 +77,9 @@ export interface ReplayStoreOptions extends Partial<ReplayConfig> {
   /** Environment to read TAPEDECK_REPLAY_* from (default process.env). */
   env?: Record<string, string | undefined>;
 }
+
+/** ReplayStore's option names, for the check that refuses a misspelt one. */
+const REPLAY_STORE_OPTIONS = optionNames<ReplayStoreOptions>()(['enabled', 'maxEntries', 'ttlMs', 'now', 'env']);
 
 export interface ReplayStoreStats {
   size: number;
@@ -196,6 +200,8 @@ export class ReplayStore {
   private counts = { puts: 0, hits: 0, misses: 0, evictions: 0, expired: 0 };
 
   constructor(opts: ReplayStoreOptions = {}) {
+    checkOptionsObject(opts, 'ReplayStore', 'new ReplayStore({ maxEntries: 10_000 }) (or leave the options out)');
+    checkOptionNames(opts, REPLAY_STORE_OPTIONS, 'ReplayStore', 'docs/replay.md');
     const { now, env, ...config } = opts;
     if (now !== undefined && typeof now !== 'function') {
       throw new TapedeckError('E_ARG', 'ReplayStore: `now` must be a function returning milliseconds.', { hint: 'e.g. { now: () => fake.ms }' });

@@ -302,7 +302,7 @@ export class RecordCollection<R> {
   private readonly reused = new Set<Entry<R>>();
   /** Decoded values back to their entries, for {@link use}. */
   private readonly byValue = new WeakMap<object, Entry<R>>();
-  /** Entries of records of a newer record version, and the error a call they answer gets (see materialize). */
+  /** Entries of records of a newer record version or of a class not registered, and the error a call they answer gets (see materialize). */
   private readonly newerRecords = new WeakMap<Entry<R>, TapedeckError>();
   private batch: { values: unknown[]; done: (e?: unknown) => void }[] = [];
   private flushing: Promise<void> | undefined;
@@ -751,7 +751,9 @@ export class RecordCollection<R> {
       v = e.stored!.value();
     } catch (err) {
       if (!(err instanceof TapedeckError)) throw err;
-      this.warnings.push({ code: err.code, offset: e.stored!.at, message: err.message });
+      // A value of a class this process has not registered: intact, not damage; the call it answers gets the error.
+      if (err.code === 'E_TAPE_TYPE') this.newerRecords.set(e, err);
+      else this.warnings.push({ code: err.code, offset: e.stored!.at, message: err.message });
       e.bad = true;
       return undefined;
     }
@@ -812,7 +814,8 @@ export class RecordCollection<R> {
       // Expired since it was loaded (a Redis TTL): gone, as for a reader that opens now.
       if (e.stored?.expiresAt !== undefined && Date.now() >= e.stored.expiresAt) return undefined;
       const v = this.materialize(e);
-      if (v === undefined) throw this.newerRecords.get(e) ?? this.damaged(key, k, e.stored?.at);
+      // The record itself is the damaged one: not the next intact one, as `near` would say.
+      if (v === undefined) throw this.newerRecords.get(e) ?? this.damaged(key, k, undefined);
       e.used = true;
       return v;
     }

@@ -30,6 +30,7 @@
  * | NaN, ±Infinity, -0            | `{ "$type": "number", "value": "NaN" \| "Infinity" \| "-Infinity" \| "-0" }` |
  * | plain object with a `$type` key | `{ "$type": "object", "value": { ... } }`                       |
  * | registered class (registerTapeType) | `{ "$type": "ext", "name", "value" }` (`value` = its write()) |
+ * | a class this process has not registered | `{ "$type": "ext", "name": "#<type>", "value" }` (import: the class registered with that number, else the same bytes) |
  *
  * Recorded HTTP answers are bytes. So that a reviewer reads a JSON answer as JSON, bytes whose
  * text `JSON.stringify(JSON.parse(text), null, indent)` (indent 0 or 2, plus an optional final

@@ -12,8 +12,12 @@
  * holding both keys is left as msgpackr decodes it (a value with both members is not kept apart
  * by msgpackr either). proto-unpackr.browser.ts is msgpackr's own Unpackr: the page bundle has a
  * byte budget.
+ *
+ * It also reads the values of user classes (registerTapeType) the process has not registered,
+ * which msgpackr refuses as an unknown extension (./unregistered-type.ts).
  */
 import { Unpackr } from 'msgpackr/unpack';
+import { claimUnknownType, UnregisteredTapeValue } from './unregistered-type.ts';
 
 /** The key `__proto__` as msgpack writes it (fixstr of 9 bytes), and the key `__proto_` (8). */
 const PROTO_KEY = Buffer.from('\xa9__proto__', 'latin1');
@@ -46,6 +50,10 @@ function restore(v: unknown, depth: number): void {
     if (Object.hasOwn(v, 'cause')) restore(v.cause, depth + 1);
     return;
   }
+  if (v instanceof UnregisteredTapeValue) {
+    restore(v.value, depth + 1);
+    return;
+  }
   if (!isPlain(v)) return;
   const keys = Object.keys(v);
   for (const k of keys) restore(v[k], depth + 1);
@@ -71,7 +79,17 @@ export class ProtoUnpackr extends Unpackr {
   }
 
   unpack(source: Buffer | Uint8Array, options?: unknown): unknown {
-    const v = super.unpack(source, options) as unknown;
+    let v: unknown;
+    for (;;) {
+      try {
+        v = super.unpack(source, options) as unknown;
+        break;
+      } catch (e) {
+        // A user class's value (registerTapeType) this process has not registered: read as a
+        // stand-in (./unregistered-type.ts), not called damage. Each type is claimed once.
+        if (!claimUnknownType(e)) throw e;
+      }
+    }
     if (options !== undefined || v === null || typeof v !== 'object') return v;
     const bytes = Buffer.isBuffer(source) ? source : Buffer.from(source.buffer, source.byteOffset, source.byteLength);
     if (bytes.indexOf(PROTO_KEY) < 0 || bytes.indexOf(RENAMED_KEY) >= 0) return v;

@@ -35,7 +35,7 @@ import { missOnDamagedTape } from './damage-miss.ts';
 import { redactRequest } from './request-redact.ts';
 import { isDeepStrictEqual } from 'node:util';
 import { TapedeckError, type TapedeckErrorDetails } from '../errors.ts';
-import { checkOptionNames, optionNames } from '../option-names.ts';
+import { checkOptionNames, checkOptionsObject, optionNames } from '../option-names.ts';
 import { explainMiss, missHeadline, recordHow, type MissEntry } from '../match/diagnose.ts';
 import { recordingDigests, requestKeys, type RequestDigests, type RequestKeys } from '../match/matcher.ts';
 import { RequestTexts } from '../match/request-texts.ts';
@@ -266,6 +266,7 @@ export class ReplayCache {
     if (!(typeof path === 'string' && path !== '') && !(path !== null && typeof path === 'object' && typeof (path as RecordBackend).load === 'function')) {
       throw new TapedeckError('E_ARG', 'ReplayCache.open needs a tape path (or a store backend).', { hint: "e.g. ReplayCache.open('test/fixtures/qa.tape')" });
     }
+    checkOptionsObject(opts, 'ReplayCache.open', "ReplayCache.open('qa.tape', { mode: 'record' }) (or leave the options out)");
     const mode = resolveModeWithSource(opts.mode);
     checkOptionNames(opts, CACHE_OPTIONS, 'ReplayCache.open', 'docs/api.md', REDACT_INNER);
     checkHooks(opts as Parameters<typeof checkHooks>[0]);
@@ -687,6 +688,8 @@ export class ReplayCache {
  * await withReplayCache('test/fixtures/qa.tape', async () => { await runQa() }) // runQa uses activeReplayCache()
  */
 export async function withReplayCache<T>(path: string | RecordBackend, fn: (cache: ReplayCache) => Promise<T>, opts?: ReplayCacheOptions): Promise<T> {
+  // Before the cache opens: a record run would otherwise make the tape for a call that cannot run.
+  if (typeof fn !== 'function') throw new TapedeckError('E_ARG', `withReplayCache takes the function to run as its second argument; got ${fn === null ? 'null' : typeof fn}.`, { hint: "withReplayCache('qa.tape', async (cache) => { ... }, { mode: 'record' })" });
   const cache = await ReplayCache.open(path, opts);
   let result: T;
   try {

@@ -18,8 +18,10 @@ import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { addExtension, Packr } from 'msgpackr/pack';
 import { TapedeckError } from '../errors.ts';
+import { checkOptionsObject } from '../option-names.ts';
 import { VERSION } from '../version.ts';
 import { jsonOfMsgpack } from './msgpack-json.ts';
+import { prepareUnregisteredWith, UnregisteredTapeValue, unregisteredValue } from './unregistered-type.ts';
 import { MAX_STORED_NESTING } from './cycle.ts';
 import { newRedactionSalt } from './salt.ts';
 import { tapeIsDirectory, tapeReadOnly } from './tape-path-errors.ts';
@@ -133,6 +135,9 @@ addExtension({
   write: (box: TapeMapBox) => box.entries,
   read: readMapBox,
 });
+// A value of a class this process has not registered, written back: its data boxed as a
+// registered class's write() result is, so the bytes are those its own writer wrote.
+prepareUnregisteredWith((data, type) => boxMaps(data, new Set(), [`<type ${type}>`]));
 
 /** A user class stored on tapes with its own msgpack extension type (see {@link registerTapeType}). */
 export interface TapeType<T extends object> {
@@ -155,8 +160,10 @@ const tapeTypesByNumber = new Map<number, TapeType<object>>();
  * Registers a class so its instances survive the round trip through a tape (and through
  * `tapedeck export`/`import`) as instances, not plain objects. On the wire an instance is the
  * tag `D4 <type> 00` followed by `write(instance)` encoded like any record value. Register the
- * same classes, with the same numbers, in every process that reads the tape; a tape holding an
- * unregistered type still opens, and that value reads back as `{ type, data }` raw bytes.
+ * same classes, with the same numbers, in every process that reads the tape. A process that has
+ * not registered a type still reads the tape, and tools show, export and copy such a value (as
+ * a stand-in `{ type, value }`, exported under the name `#<type>`); a replay that
+ * would hand one to the program throws E_TAPE_TYPE instead.
  *
  * @example
  * class Money { constructor(readonly cents: bigint, readonly currency: string) {} }
@@ -164,6 +171,7 @@ const tapeTypesByNumber = new Map<number, TapeType<object>>();
  *   write: (m) => [m.cents, m.currency], read: ([c, cur]) => new Money(c, cur) });
  */
 export function registerTapeType<T extends object>(def: TapeType<T>): void {
+  checkOptionsObject(def, 'registerTapeType', "registerTapeType({ type: 1, name: 'Money', Class: Money, write, read })", 'a type definition, { type, name, Class, write, read }');
   const { type, name, Class } = def;
   if (!Number.isInteger(type) || type < 1 || type > 63) {
     throw new TapedeckError('E_ARG', `registerTapeType: type must be an integer from 1 to 63, got ${String(type)}.`, {
@@ -172,6 +180,11 @@ export function registerTapeType<T extends object>(def: TapeType<T>): void {
   }
   if (typeof name !== 'string' || name === '' || typeof Class !== 'function' || typeof def.write !== 'function' || typeof def.read !== 'function') {
     throw new TapedeckError('E_ARG', 'registerTapeType needs { type, name, Class, write, read }.', { hint: 'See the example in the docs of registerTapeType.' });
+  }
+  if (/^#\d+$/.test(name)) {
+    throw new TapedeckError('E_ARG', `registerTapeType: the name "${name}" is how an export names a type by its number; give the class a name of its own.`, {
+      hint: "Use the class's name, e.g. name: 'Money'.",
+    });
   }
   const clash = tapeTypesByNumber.get(type) ?? tapeTypesByName.get(name);
   if (clash && (clash.type !== type || clash.name !== name || clash.Class !== (Class as unknown))) {
@@ -193,15 +206,34 @@ export function registerTapeType<T extends object>(def: TapeType<T>): void {
 
 /** The registered type an instance is written with, if any (export uses it). */
 export function tapeTypeOf(value: object): TapeType<object> | undefined {
+  if (value instanceof UnregisteredTapeValue) return numberedType(value.type);
   // None registered (the usual case): no iterator per value of an export.
   if (tapeTypesByName.size === 0) return undefined;
   for (const t of tapeTypesByName.values()) if (value instanceof t.Class) return t;
   return undefined;
 }
 
-/** A registered type by name (import uses it). */
+/**
+ * A registered type by name (import uses it). `#<type>` is a type by its number (what export
+ * names a value of a class the exporting process had not registered): the class registered
+ * with that number, else values that write back the same bytes.
+ */
 export function tapeTypeNamed(name: string): TapeType<object> | undefined {
-  return tapeTypesByName.get(name);
+  const number = /^#(\d+)$/.exec(name);
+  if (!number) return tapeTypesByName.get(name);
+  const type = Number(number[1]);
+  return tapeTypesByNumber.get(type) ?? (type >= 1 && type <= 63 ? numberedType(type) : undefined);
+}
+
+/** Type `type` as a process without its class exports and imports it (see tapeTypeNamed). */
+function numberedType(type: number): TapeType<object> {
+  return {
+    type,
+    name: `#${type}`,
+    Class: UnregisteredTapeValue,
+    write: (v) => (v as UnregisteredTapeValue).value,
+    read: (data) => unregisteredValue(type, data),
+  };
 }
 
 const packr = new Packr(MSGPACK_OPTIONS);
@@ -529,6 +561,8 @@ async function writeAll(fh: FileHandle, data: Uint8Array): Promise<void> {
  * await createTape('test/__tapes__/chat.tape', { created: '2026-01-01T00:00:00.000Z' });
  */
 export async function createTape(path: string, meta: { created?: string; tapedeckVersion?: string; salt?: string | null; more?: Record<string, unknown> } = {}): Promise<void> {
+  if (typeof path !== 'string' || path === '') throw new TapedeckError('E_ARG', `createTape takes the path of the tape to make; got ${path === '' ? 'an empty string' : path === null ? 'null' : typeof path}.`, { hint: "createTape('test/__tapes__/chat.tape')" });
+  checkOptionsObject(meta, 'createTape', "createTape('chat.tape', { created: '2026-01-01T00:00:00.000Z' })", 'its header fields as its second argument');
   const own = { created: meta.created ?? new Date().toISOString(), tapedeckVersion: meta.tapedeckVersion ?? VERSION, ...saltField(meta.salt) };
   // `more`: metadata keys another writer put in a header (an import keeps them), after ours.
   const header = encodeHeader({ ...own, ...Object.fromEntries(Object.entries(meta.more ?? {}).filter(([k]) => !['created', 'tapedeckVersion', 'salt'].includes(k))) });

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve } from 'node:path';
 import { TapedeckError } from '../errors.ts';
+import { checkOptionsObject } from '../option-names.ts';
 
 /** What a naming function gets to name a tape. */
 export interface TapeNameInfo {
@@ -36,6 +37,7 @@ const RESERVED = /^(con|prn|aux|nul|com\d|lpt\d)$/i;
  * slug('uses this.tape')           // 'uses-this-tape'
  */
 export function slug(name: string): string {
+  if (typeof name !== 'string') throw new TapedeckError('E_ARG', `slug takes a test's name, a string; got ${name === null ? 'null' : typeof name}.`, { hint: "slug('streams a story (gpt-4o)')" });
   let s = name
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')
@@ -111,6 +113,7 @@ export function tapeStem(file: string): string {
  * // '/p/test/__tapes__/chat.test/chat/says-hello.tape'
  */
 export function defaultTapePath(info: TapeNameInfo, dir?: string): string {
+  checkOptionsObject(info, 'defaultTapePath', "defaultTapePath({ file: '/p/test/chat.test.ts', names: ['chat', 'says hello'], root: '/p' })", 'the test to name, { file, names, root }');
   const stem = tapeStem(info.file);
   const base = dir === undefined ? join(dirname(info.file), '__tapes__', stem) : join(resolve(info.root, dir), dirname(relativeOrBase(info.root, info.file)), stem);
   if (info.names.length === 0) return `${base}.tape`;

@@ -19,6 +19,7 @@ import { realtimeUsageMark, sessionRemains } from '../realtime/usage-mark.ts';
 import { cacheUsageMark } from '../store/cache-usage-mark.ts';
 import type { TapeMode } from '../store/mode.ts';
 import { faultsInPlaceOfRecordings } from '../chaos/answer-faults.ts';
+import { checkOptionsObject } from '../option-names.ts';
 import { goneFileTapes, goneRecordCount, orphanRecordCount, orphanTapes, removeOrphanTape } from './orphan-tapes.ts';
 
 /** One miss, as the summary lists it. */
@@ -491,6 +492,8 @@ export async function summarizeRun(reports: readonly TapeReport[], opts: Summary
  * exactly those records, so records other runs add meanwhile stay.
  */
 export async function pruneUnused(summary: RunSummary, opts: SummaryOptions = {}): Promise<number> {
+  checkOptionsObject(summary, 'pruneUnused', 'await pruneUnused(await summarizeRun(reports))', "a run's summary");
+  checkOptionsObject(opts, 'pruneUnused', 'pruneUnused(summary, { testFiles })', 'options as its second argument');
   let dropped = 0;
   for (const t of summary.tapes) {
     if (t.unused === 0) continue;

@@ -17,7 +17,7 @@ import { TapedeckError } from '../errors.ts';
 import { HEADLINE_MAX, missHeadline } from '../match/diagnose.ts';
 import { createFetchFor, FETCH_OPTION_NAMES, lateCallError, missOf, type FetchOptions, type TapedeckFetch } from '../proxy/fetch.ts';
 import { DECK_OPTION_NAMES } from '../proxy/deck.ts';
-import { checkOptionNames, optionNames } from '../option-names.ts';
+import { checkOptionNames, checkOptionsObject, optionNames } from '../option-names.ts';
 import { checkRedactOptions, REDACT_INNER } from '../store/redact-options.ts';
 import { checkHooks } from '../store/hooks.ts';
 import { errorAnswer } from '../proxy/http-errors.ts';
@@ -288,6 +288,7 @@ function namespaceSalt(url: string, namespace: string): SaltSource {
 }
 
 function openTape(opts: TestTapeOptions): TestTape {
+  checkOptionsObject(opts, 'openTestTape', "openTestTape({ tape: 'test/__tapes__/my-test.tape' })");
   checkOptionNames(opts, TEST_TAPE_OPTIONS, 'openTestTape', 'docs/vitest.md', REDACT_INNER);
   // Checked when the options are given, not at the first request (the fetch is made then).
   checkRedactOptions(opts?.redact);

@@ -3,6 +3,7 @@
 // points indent, so a 10,000-message conversation stays readable and the deepest indentation is
 // the number of branch points on a path, not its length.
 
+import { checkOptionsObject } from '../option-names.ts';
 import { answerHosts, hostNamer } from './hosts.ts';
 import type { Alternative, ConversationTree, TreeNode } from './tree.ts';
 
@@ -129,6 +130,8 @@ function plural(n: number, word: string): string {
  * console.log(formatTree(tree, { width: 60, hashes: true, collapse: 20 }))
  */
 export function formatTree(tree: ConversationTree, opts: FormatOptions = {}): string {
+  checkOptionsObject(tree, 'formatTree', "formatTree((await loadTree('chat.tape')).tree)", 'a ConversationTree');
+  checkOptionsObject(opts, 'formatTree', 'formatTree(tree, { width: 60 })', 'options as its second argument');
   let out = '';
   for (const line of treeLines(tree, opts)) out += `${line}\n`;
   // An empty tree without its summary has always printed one empty line.

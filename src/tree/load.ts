@@ -1,6 +1,7 @@
 // Builds a conversation tree from a tape file. Lives apart from tree.ts because it needs node:fs
 // (through the tape reader); exported from llm-tapedeck/store.
 
+import { checkOptionNames, checkOptionsObject, optionNames } from '../option-names.ts';
 import type { TapeWarning } from '../store/tape-file.ts';
 import { decodedRecords, withTapeStream } from '../store/tape-stream.ts';
 import type { NormalizeOptions } from '../providers/types.ts';
@@ -14,6 +15,8 @@ export interface LoadTreeOptions extends TreeOptions {
    */
   normalize?: NormalizeOptions;
 }
+
+const LOAD_TREE_OPTIONS = optionNames<LoadTreeOptions>()(['now', 'keepMessages', 'keepValues', 'normalize']);
 
 /**
  * Reads a tape and builds the conversation tree of its ReplayCache records and of the LLM calls
@@ -29,6 +32,8 @@ export interface LoadTreeOptions extends TreeOptions {
  * cache.tree.findOrCreate(body).hit // keyed without max_tokens, as the ReplayCache recorded it
  */
 export async function loadTree(path: string, opts: LoadTreeOptions = {}): Promise<{ tree: ConversationTree; tapeWarnings: TapeWarning[]; records: number }> {
+  checkOptionsObject(opts, 'loadTree', "loadTree('chat.tape', { keepValues: false })", 'options as its second argument');
+  checkOptionNames(opts, LOAD_TREE_OPTIONS, 'loadTree', 'docs/api.md');
   // The tape is read a window at a time and each record decoded as the tree takes it: memory
   // follows the tree, not the tape (reading a 100,000-record, 98 MB tape whole and decoding every
   // record first peaked at ~440 MB before the tree was built).

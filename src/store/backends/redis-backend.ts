@@ -19,6 +19,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { TapedeckError } from '../../errors.ts';
 import type { LoadedRecord, LoadResult, RecordBackend, RewriteSelect, StoreWarning, WriterHandle } from '../backend.ts';
 import { decodePayload, FRAME_HEADER_SIZE, isRedactionSalt, parseHeader } from '../tape-codec.ts';
+import { refuseUnregistered } from '../unregistered-type.ts';
 import { peekFrame, recordBytes } from '../tape-file.ts';
 import { checkRedisOptions, collectionKeyOf, namespaceOf, RedisRecords, type RedisStoreOptions, type StoredRecord } from './redis.ts';
 import { parseRedisUrl } from './redis-connection.ts';
@@ -127,8 +128,10 @@ export class RedisBackend implements RecordBackend {
       head: (fields?: readonly string[], deep?: boolean | number) => peekFrame(r.payload, asFrame(r.payload), fields, deep),
       value: () => {
         try {
-          return decodePayload(r.payload);
+          // Handed to the program: a value of a class it has not registered is E_TAPE_TYPE.
+          return refuseUnregistered(() => decodePayload(r.payload), `${this.location}: ${redisRecordPlace(this.namespace, r)}`, { file: this.location, offset: r.seq });
         } catch (e) {
+          if (e instanceof TapedeckError && e.code === 'E_TAPE_TYPE') throw e;
           // Said where it is in Redis: a namespace has no byte offsets and no frame checksums.
           throw new TapedeckError('E_TAPE_CORRUPT', `${this.location}: ${redisRecordPlace(this.namespace, r)} is not decodable msgpack (${e instanceof Error ? e.message : String(e)}).`, {
             file: this.location,

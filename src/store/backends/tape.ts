@@ -15,6 +15,7 @@ import { isRedactionSalt } from '../tape-codec.ts';
 import { nearbyTape } from '../nearby-tape.ts';
 import { saltForNewTape } from '../salt-group.ts';
 import { appendRecords, createTape, decodeFrame, FRAME_HEADER_SIZE, payloadJson, payloadMember, peekPayload, removeDeadTempsSoon, rewriteTapeFrames, scanTape, syncDir, withTapeLock, type TapeLockOptions, type TapeScan } from '../tape-file.ts';
+import { refuseUnregistered } from '../unregistered-type.ts';
 import { refuseNonTapeFile, tapeTarget } from '../tape-target.ts';
 
 export interface TapeBackendOptions {
@@ -48,7 +49,9 @@ class TapeRecord implements LoadedRecord {
     return peekPayload(source!.read(this.at, this.length, false), source!.at, this.length, fields, deep);
   }
   value(): unknown {
-    return decodeFrame(this.owned(), { offset: this.image.bytes !== undefined ? this.at : 0, length: this.length }, this.image.file);
+    // Handed to the program: a value of a class it has not registered is E_TAPE_TYPE, not a stand-in.
+    const { file } = this.image;
+    return refuseUnregistered(() => decodeFrame(this.owned(), { offset: this.image.bytes !== undefined ? this.at : 0, length: this.length }, file), `${file}: the record at byte ${this.at}`, { file, offset: this.at });
   }
   member(name: string): unknown {
     return payloadMember(this.owned(), this.image.bytes !== undefined ? this.at : 0, this.length, name, this.image.file);
