@@ -140,3 +140,34 @@ describe('a tape holding a value of a class this process has not registered', ()
     );
   });
 });
+
+describe('a record run in a process without the class', () => {
+  // A record run that re-recorded another request deleted the recording holding the class's
+  // value at close, without a word: its rewrite dropped the frame as damage.
+  it('keeps the recording holding its value, byte for byte', async () => {
+    const copy = join(dir, 'money-rerecord.tape');
+    const r = withMoney(`
+      const c = await m.ReplayCache.open(${JSON.stringify(copy)}, { mode: 'record' });
+      await c.put(${JSON.stringify(question)}, { price: new Money('EUR', 12.5) });
+      await c.put({ model: 'm', messages: [{ role: 'user', content: 'other' }] }, 'first');
+      await c.close();`);
+    expect(r.status, r.stderr).toBe(0);
+    const before = (await readTape(copy)).records.map((x) => Buffer.from(JSON.stringify((x.value as { key: string }).key)));
+    const rec = await ReplayCache.open(copy, { mode: 'record' });
+    try {
+      await rec.put({ model: 'm', messages: [{ role: 'user', content: 'other' }] }, 'second');
+    } finally {
+      await rec.close();
+    }
+    const { records, warnings } = await readTape(copy);
+    expect(warnings).toEqual([]);
+    expect(records).toHaveLength(2);
+    expect(records.map((x) => Buffer.from(JSON.stringify((x.value as { key: string }).key)))).toEqual(before);
+    const back = withMoney(`
+      const c = await m.ReplayCache.open(${JSON.stringify(copy)}, { mode: 'replay' });
+      const v = await c.get(${JSON.stringify(question)});
+      console.log(v.price instanceof Money, v.price.amount);
+      await c.close();`);
+    expect(back.stdout.trim()).toBe('true 12.5');
+  });
+});
