@@ -184,7 +184,8 @@ function corruptHeader(file: string, offset: number, what: string): TapedeckErro
     offset,
     // What failed, on its own: a lost header in front of records is reported in other words.
     what,
-    hint: 'The header is damaged or this is not a tapedeck tape; restore it from version control or re-record it.',
+    // Recording onto it is refused too (it is never replaced): to record, it goes out of the way first.
+    hint: 'The header is damaged or this is not a tapedeck tape; restore it from version control, or move it away (mv it to another name: it is never replaced) and record again.',
   });
 }
 
