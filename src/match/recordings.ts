@@ -36,6 +36,8 @@ function isHandWritten(request: unknown): boolean {
  * const m = createMatcher({ recordings: loadRecordingsDir('test/recordings'), mode: 'signature' })
  */
 export function loadRecordingsDir(dir: string, opts: LoadOptions = {}): Recording[] {
+  // Without it, "Cannot read recordings directory undefined ... record first".
+  if (typeof dir !== 'string' || dir === '') throw new TapedeckError('E_ARG', `loadRecordingsDir takes the path of a directory of recordings; got ${dir === '' ? 'an empty string' : dir === null ? 'null' : typeof dir}.`, { hint: "loadRecordingsDir('test/recordings')" });
   // Looked up on call, not imported: the main entry point must load where there is no file
   // system (browsers, workers, edge runtimes); only this function needs one.
   const fs = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.('node:fs') as typeof NodeFs | undefined;

@@ -547,6 +547,10 @@ async function writeFrom(scan: TapeStream, path: string, write: OutputSink, opts
  * const { records, rekeyed } = await importTapeJSON(readFileSync('app.tape.json', 'utf8'), 'app.tape', { force: true })
  */
 export async function importTapeJSON(json: string, out: string, opts: { force?: boolean; ignoreArgs?: readonly string[]; keepKeys?: boolean } = {}): Promise<{ records: number; rekeyed: number; masked?: number }> {
+  // A parsed document given for its text read as "[object Object] is not valid JSON".
+  if (typeof json !== 'string') {
+    throw new TapedeckError('E_ARG', `importTapeJSON takes the JSON text of an export (a string); got ${json === null ? 'null' : Array.isArray(json) ? 'an array' : typeof json}.`, { hint: 'Pass the exported text as read from its file, or JSON.stringify(doc) of a parsed one.' });
+  }
   const { created, tapedeckVersion, salt, more, values } = parseTapeDocument(json, tapeTypeNamed);
   refuseNewerRecords(values);
   storedOrigins(values);

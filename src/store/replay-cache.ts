@@ -313,8 +313,10 @@ export class ReplayCache {
 
   private assertOpen(op: string): void {
     if (this.closing) {
-      throw new TapedeckError('E_CLOSED', `ReplayCache for ${this.path} is closed; ${op} is not possible any more.`, {
+      // Said without the method: a middleware's call (its peek) is not one the user made.
+      throw new TapedeckError('E_CLOSED', `ReplayCache for ${this.path} is closed: it serves and records nothing any more.`, {
         file: this.path,
+        op,
         hint: 'Open the tape again, or move the call inside the cache scope.',
       });
     }

@@ -650,6 +650,8 @@ async function tapeExists(path: string): Promise<TapedeckError> {
  * const values = records.map((r) => r.value);
  */
 export async function readTape(path: string): Promise<TapeContents> {
+  // Without it, "Tape undefined: read failed ... Check permissions and free disk space".
+  if (typeof path !== 'string' || path === '') throw new TapedeckError('E_ARG', `readTape takes the path of a tape; got ${path === '' ? 'an empty string' : path === null ? 'null' : typeof path}.`, { hint: "readTape('test/__tapes__/chat.tape')" });
   const buf = await readTapeFile(path, 'read');
   // Every record is decoded: with the native string extractor when the tape is large.
   await nativeStringsFor(buf.length);

@@ -82,6 +82,8 @@ export class RedisBackend implements RecordBackend {
    * a Redis that is down is E_STORE_UNAVAILABLE there. {@link RedisBackend.open} connects now.
    */
   constructor(url: string, opts: RedisStoreOptions = {}) {
+    // An options object in its place read as "Invalid Redis URL [object Object]".
+    if (typeof url !== 'string') throw new TapedeckError('E_ARG', `RedisBackend takes a Redis URL string; got ${url === null ? 'null' : typeof url}.`, { hint: "new RedisBackend('redis://127.0.0.1:6379/0', { namespace: 'my-app' })" });
     const target = parseRedisUrl(url); // a bad URL fails here, masked
     checkRedisOptions(opts, target.masked);
     this.url = url;
