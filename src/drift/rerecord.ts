@@ -15,6 +15,7 @@
 import { createHash } from 'node:crypto';
 import { TapedeckError } from '../errors.ts';
 import { readAnswer, sigV4ServicesOf } from '../providers/index.ts';
+import { multipartBoundary } from '../store/http-body.ts';
 import { isMask } from '../store/redact.ts';
 import { holdsKeyedMaskText, holdsMask } from './masks.ts';
 import { queryDecode } from '../store/query-pairs.ts';
@@ -226,6 +227,21 @@ export function upstreamPathFor(r: HttpRecord, upstream: string | undefined): st
 // Request headers fetch sets itself, or that described the recorded hop only.
 const DROP = new Set(['host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding', 'accept-encoding', 'upgrade', 'te', 'trailer', 'proxy-authorization', 'proxy-connection']);
 
+/**
+ * A multipart Content-Type naming the boundary of the body as the tape stores it: the body was
+ * rebuilt with a normalized boundary when it was recorded (src/store/http-body.ts), while the
+ * recorded header still names the one the client picked, and no server reads a form whose
+ * delimiters are not the boundary it is told. Any other type is as it was.
+ */
+function storedBoundary(contentType: string, body: Uint8Array | string): string {
+  const told = multipartBoundary(contentType);
+  if (told === undefined) return contentType;
+  const head = typeof body === 'string' ? body.slice(0, 256) : Buffer.from(body.buffer, body.byteOffset, Math.min(body.byteLength, 256)).toString('latin1');
+  const stored = /^--([^\r\n]{1,70})\r\n/.exec(head)?.[1];
+  if (stored === undefined || stored === told) return contentType;
+  return contentType.replace(/(;\s*boundary\s*=\s*)(?:"[^"]*"|[^;\s]+)/i, (_, lead: string) => `${lead}${/^[\w'()+,./:=?-]+$/.test(stored) ? stored : JSON.stringify(stored)}`);
+}
+
 function requestInit(r: HttpRecord, credentials: ((route: string, header: string) => string | undefined) | undefined): RequestInit {
   const headers = new Headers();
   for (const [k, v] of Object.entries(r.request.headers)) {
@@ -241,6 +257,8 @@ function requestInit(r: HttpRecord, credentials: ((route: string, header: string
     headers.set(name, value);
   }
   const b = r.request.body;
+  const type = headers.get('content-type');
+  if (type !== null && b !== undefined && (b instanceof Uint8Array || typeof b === 'string')) headers.set('content-type', storedBoundary(type, b));
   let body: RequestInit['body'];
   if (b instanceof Uint8Array) body = Buffer.from(b);
   else if (typeof b === 'string') body = b;

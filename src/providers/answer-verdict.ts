@@ -7,6 +7,7 @@
  * Node only: a page never records.
  */
 import { responseComplete, type RouteRequest } from './index.ts';
+import { isNdjson } from './ollama.ts';
 import { streamErrorOf } from './stream-error.ts';
 import { usageChunkMissing } from './usage-chunk.ts';
 
@@ -30,6 +31,12 @@ export function answerVerdict(req: RouteRequest, asked: unknown, contentType: st
   if (!responseComplete(req, contentType, body)) {
     const error = streamErrorOf(contentType, body);
     return error === undefined ? { whole: false, cut: true } : { whole: false, cut: false, error };
+  }
+  // An NDJSON stream no module judges (Ollama's /api/pull, /api/push, /api/create progress) may
+  // still end in the API's `{"error": …}` line: the failed pull is its answer, not a success.
+  if (isNdjson(contentType)) {
+    const error = streamErrorOf(contentType, body);
+    if (error !== undefined) return { whole: false, cut: false, error };
   }
   if (usageChunkMissing(asked, contentType, body)) return { whole: false, cut: true, missing: 'the usage chunk asked for with stream_options.include_usage never came' };
   return WHOLE;

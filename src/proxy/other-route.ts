@@ -149,7 +149,8 @@ export function pathOnOtherRoute(route: string, other: string): string | undefin
  * credential is its own case (Gemini's `?key=`, kept as `key=[REDACTED]` in the route): the
  * same call with the key in a header (`x-goog-api-key`, what @google/genai sends) is another
  * route, and "no recording ... re-record" would send the user to the live API when the fix is
- * to send the key the way it was recorded.
+ * to send the key the way it was recorded. With no such route, a path that differs from a
+ * recorded one in its last part alone (an id) names the recorded one (idOnOtherRoute).
  *
  * @example
  * queryOnOtherRoute('POST /v1beta/models/gemini-2.5-flash:generateContent', new Map([['POST /v1beta/models/gemini-2.5-flash:generateContent?key=[REDACTED]', { count: 1 }]]))
@@ -175,7 +176,7 @@ export function queryOnOtherRoute(route: string, routes: ReadonlyMap<string, { r
     for (const k of new Set([...mine.keys(), ...theirs.keys()])) if (mine.get(k) !== theirs.get(k)) differs++;
     if (best === undefined || differs < best.differs) best = { theirs, raw: tq < 0 ? '' : there.url.slice(tq + 1), differs };
   }
-  if (best === undefined) return undefined;
+  if (best === undefined) return idOnOtherRoute(endpoint.method, path, headers, origin, routes);
   const at = `${endpoint.method} ${path}`;
   const masked = (v: string | undefined) => v !== undefined && v.startsWith('[REDACTED');
   const diff: string[] = [];
@@ -189,6 +190,35 @@ export function queryOnOtherRoute(route: string, routes: ReadonlyMap<string, { r
   }
   if (diff.length === 0) return queryOrderDiffers(q < 0 ? '' : endpoint.url.slice(q + 1), best.raw, at);
   return `query differs: ${diff.slice(0, 3).join(', ')}${diff.length > 3 ? ', ...' : ''} for ${at}`;
+}
+
+/**
+ * For a path that differs from a recorded one in its last part alone (`GET
+ * /v1/batches/batch_abc124` against a recording of `batch_abc123`): the id of a batch, a response
+ * or a file, which the API makes anew on every live run, so the usual cause is the call that
+ * made it answered live or re-recorded while this one was not. Says the recorded path (the first
+ * of them, and how many more), so the user sees the id the tape knows.
+ */
+function idOnOtherRoute(method: string, path: string, headers: string, origin: string, routes: ReadonlyMap<string, { readonly count: number }>): string | undefined {
+  // A poll (or a delete) of a resource under a collection (`/v1/batches/`), both ids with a digit:
+  // two operations of one API (`/v1/embeddings`, `/v1/messages`) are no two ids.
+  const cut = path.lastIndexOf('/');
+  const isId = (s: string) => /\d/.test(s);
+  if ((method !== 'GET' && method !== 'DELETE') || !isId(path.slice(cut + 1)) || path.slice(0, cut).split('/').length < 3) return undefined;
+  const stem = path.slice(0, cut + 1);
+  const found: string[] = [];
+  for (const [name, r] of routes) {
+    if (r.count === 0) continue;
+    const there = routeEndpoint(name);
+    const q = there.url.indexOf('?');
+    const p = q < 0 ? there.url : there.url.slice(0, q);
+    if (there.method !== method || p === path || !p.startsWith(stem) || p.indexOf('/', stem.length) >= 0 || !isId(p.slice(stem.length))) continue;
+    const rest = partsAfter(name, there);
+    if (rest.headers === headers && sameHost(rest.origin, origin)) found.push(`${method} ${p}`);
+  }
+  if (found.length === 0) return undefined;
+  const more = found.length > 1 ? ` (and ${found.length - 1} more of ${stem}…)` : '';
+  return `no recording for ${method} ${path}; the tape has ${found[0]}${more}: an id the API makes on each live run (was the call that made it answered live or re-recorded, and this one not?)`;
 }
 
 /**

@@ -28,7 +28,9 @@ function seen(p: Part): Seen {
 function partsOf(body: Uint8Array | string | undefined): Seen[] | undefined {
   if (body === undefined) return undefined;
   const text = typeof body === 'string' ? body : latin1Text(body);
-  return parts(text, NORMALIZED_BOUNDARY)?.map(seen);
+  // The boundary the text was rebuilt with (NORMALIZED_BOUNDARY, longer when a part held it).
+  const first = /^--([^\r\n]+)\r\n/.exec(text)?.[1];
+  return first?.startsWith(NORMALIZED_BOUNDARY) ? parts(text, first)?.map(seen) : undefined;
 }
 
 const bytes = (n: number) => `${n.toLocaleString('en-US')} byte${n === 1 ? '' : 's'}`;
@@ -37,6 +39,48 @@ const shown = (s: string) => JSON.stringify(s.length > 40 ? `${s.slice(0, 39)}â€
 function describe(p: Seen): string {
   if (p.file !== undefined) return `${shown(p.file)}, ${bytes(p.size)}`;
   return shown(new TextDecoder().decode(latin1Bytes(p.part.body)));
+}
+
+/** How two parts with the same contents differ in their headers: the filename, else the first header line that differs. */
+function headerDifference(which: string, x: Seen, y: Seen): string {
+  const lead = `${which} has other part headers than the closest recording's`;
+  if (x.file !== y.file) return `${lead}: filename ${shown(x.file ?? '(none)')} here, ${shown(y.file ?? '(none)')} there`;
+  const mine = x.part.head.split('\r\n');
+  const theirs = y.part.head.split('\r\n');
+  const line = mine.find((l) => !theirs.includes(l)) ?? theirs.find((l) => !mine.includes(l));
+  if (line === undefined) return lead;
+  // The same header's line on the other side, if it has one (`Content-Type: audio/wav`).
+  const name = line.slice(0, line.indexOf(':') + 1).toLowerCase();
+  const pair = (side: string[], other: string[]) => side.find((l) => name !== '' && l.toLowerCase().startsWith(name) && !other.includes(l));
+  const here = pair(mine, theirs);
+  const there = pair(theirs, mine);
+  return `${lead}: ${here === undefined ? '(none)' : shown(here)} here, ${there === undefined ? '(none)' : shown(there)} there`;
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** A text file by its part's Content-Type or its name's extension (a batch JSONL, a CSV, a YAML): where two such part is worth saying. */
+const isText = (p: Seen): boolean =>
+  /^content-type:[ \t]*(?:text\/|application\/(?:[\w.+-]*json[\w-]*|x-ndjson|(?:x-)?yaml|csv|xml))/im.test(p.part.head) || /\.(?:jsonl|ndjson|json|txt|csv|tsv|md|ya?ml|xml|html?)$/i.test(p.file ?? '');
+
+/** The line where two text files part, and what each holds there; '' for binary files. */
+function textDifference(a: string, b: string): string {
+  let x: string;
+  let y: string;
+  try {
+    x = strictUtf8.decode(latin1Bytes(a));
+    y = strictUtf8.decode(latin1Bytes(b));
+  } catch {
+    return '';
+  }
+  if (x.includes('\u0000') || y.includes('\u0000')) return '';
+  let i = 0;
+  while (i < x.length && x[i] === y[i]) i++;
+  const start = x.lastIndexOf('\n', i - 1) + 1;
+  const line = x.slice(0, start).split('\n').length;
+  const from = Math.max(start, i - 10);
+  const piece = (s: string) => shown(s.slice(from, from + 30).split('\n')[0]!);
+  return `: line ${line} differs at character ${i - start + 1}: ${piece(x)} here, ${piece(y)} there`;
 }
 
 /** Whether the file parts of both sides agree in `what` (name or size). */
@@ -61,8 +105,8 @@ function differences(asked: Seen[], rec: Seen[]): string[] {
         const y = r[i]!;
         if (x.part.head === y.part.head && x.part.body === y.part.body) continue;
         const which = a.length > 1 ? `part ${shown(name)} #${i + 1}` : `part ${shown(name)}`;
-        if (x.part.body === y.part.body) out.push(`${which} has other part headers than the closest recording's`);
-        else if (x.file !== undefined || y.file !== undefined) out.push(`${which} (${describe(x)}) is another file than the closest recording's (${describe(y)})`);
+        if (x.part.body === y.part.body) out.push(headerDifference(which, x, y));
+        else if (x.file !== undefined || y.file !== undefined) out.push(`${which} (${describe(x)}) is another file than the closest recording's (${describe(y)})${isText(x) && isText(y) ? textDifference(x.part.body, y.part.body) : ''}`);
         else out.push(`${which} is ${describe(x)}, the closest recording's ${describe(y)}`);
       }
   }

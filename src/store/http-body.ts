@@ -8,7 +8,7 @@
  * test would notice. Matching by route alone is an explicit option (`bodyMatch: 'route'`).
  */
 import type * as Zlib from 'node:zlib';
-import { envSecrets } from './env-secrets.ts';
+import { uploadedFileSecrets } from './upload-secrets.ts';
 import { TapedeckError } from '../errors.ts';
 // The latin1 conversions that fall back to plain loops where there is no Buffer: a page keys
 // non-JSON bodies with this file too (llm-tapedeck/browser).
@@ -131,15 +131,18 @@ export function partName(head: string): string | undefined {
 function normalizeMultipart(text: string, boundary: string, r: Redactor): string | undefined {
   const ps = parts(text, boundary);
   if (!ps) return undefined;
-  let out = '';
-  for (const p of ps) {
+  const done = ps.map((p) => {
     const name = partName(p.head);
     // Files are scanned too: an ASCII key inside an uploaded file is still a key, and so is a
     // secret-named variable's value in a `.env` file (`DB_PASSWORD=…`), which has no key format.
-    const body = name !== undefined && r.isSecretField(name) && p.body !== '' ? r.mask(p.body) : r.text(envSecrets(p.body, r));
-    out += `--${NORMALIZED_BOUNDARY}\r\n${r.text(p.head)}\r\n\r\n${body}\r\n`;
-  }
-  return `${out}--${NORMALIZED_BOUNDARY}--\r\n`;
+    const body = name !== undefined && r.isSecretField(name) && p.body !== '' ? r.mask(p.body) : r.text(uploadedFileSecrets(p.body, r));
+    return `${r.text(p.head)}\r\n\r\n${body}`;
+  });
+  // A part holding the boundary would read back as other parts (two uploads, one key): then one
+  // no part holds, so the text names its parts alone; readers take it from the first line.
+  let b = NORMALIZED_BOUNDARY;
+  while (done.some((d) => d.includes(b))) b += '-';
+  return `${done.map((d) => `--${b}\r\n${d}\r\n`).join('')}--${b}--\r\n`;
 }
 
 /** A form body with the values of secret fields masked (order and encoding of the rest kept). */
@@ -265,7 +268,9 @@ export function normalizeBody(headers: Headers, body: Uint8Array, r: Redactor): 
   }
   // A form sent without its content type (nock keeps none; a client may label it text/plain)
   // still names its secret fields: they are masked as a form's are.
-  const masked = r.text(!r.keepSecrets && FORM_START.test(text) ? redactForm(text, r) : text);
+  // Google's resumable upload sends a file's bytes alone: masked as a multipart file part is.
+  const file = uploadedFileSecrets(text, r, headers);
+  const masked = r.text(!r.keepSecrets && FORM_START.test(file) ? redactForm(file, r) : file);
   const bytes = masked === text ? body : latin1Bytes(masked);
   return { bytes, stored: isTextual(ct) ? new TextDecoder().decode(bytes) : new Uint8Array(bytes) };
 }

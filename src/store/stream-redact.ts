@@ -30,6 +30,7 @@ import { EMBEDDED_MEMBER, embeddedSecret, isMask, latin1Text, type KnownBody } f
 import type { EchoingRedactor } from './echo-redact.ts';
 import type { HttpRecord } from './records.ts';
 import { sameRange } from '../bytes.ts';
+import { sameLengthRedaction } from './binary-answer.ts';
 
 /** How a streamed body is framed. */
 export type StreamFraming = 'sse' | 'ndjson' | 'eventstream';
@@ -674,7 +675,9 @@ export function redactAnswerBody(body: Uint8Array, contentType: string | undefin
   const stream = redactStream(body, contentType, masks, known?.ascii);
   if (stream?.framing === 'eventstream') return { body: stream.body, stream };
   const input = stream?.body ?? jsonArrayMasked(body, contentType, masks.mask, masks.echoes, secretFieldOf(masks)) ?? body;
-  const out = masks.bytes(input, contentType, input === body ? known : undefined);
+  const red = masks.bytes(input, contentType, input === body ? known : undefined);
+  // A file (audio, an image, a PDF) keeps its length: its internal sizes must still hold.
+  const out = stream ? red : sameLengthRedaction(input, red, contentType, (b) => masks.bytes(b, contentType));
   return stream ? { body: out, stream } : { body: out };
 }
 
@@ -765,6 +768,8 @@ export function redactedResponse(r: HttpRecord['response'], known: KnownBody, ma
   const { body, stream } = redactAnswerBody(r.body, type, masks, known);
   if (body === r.body) return { ...r, headers };
   if (!r.chunks) return { ...r, headers, body };
+  // Masked in place (a file keeps its length): every chunk ends where it did.
+  if (stream === undefined && body.length === r.body.length) return { ...r, headers, body };
   const one = { status: r.status, ...(r.statusText ? { statusText: r.statusText } : {}), headers, body };
   if (stream === undefined || (stream.body === r.body && stream.framing !== 'eventstream')) {
     // Credentials each inside one chunk: masked chunk by chunk, the boundaries as they were.
