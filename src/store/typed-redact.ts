@@ -5,6 +5,7 @@
  * them reached the tape in clear while the same key in a string was masked. Browser builds take
  * typed-redact.browser.ts: a page stores no value (it keys requests, which are JSON).
  */
+import { sameLengthRedaction } from './binary-answer.ts';
 
 /** What of the redactor a typed value's redaction uses. */
 export interface TypedMasks {
@@ -57,7 +58,9 @@ export function typedValue(v: object, masks: TypedMasks): unknown {
     return out;
   }
   if (v instanceof Uint8Array) {
-    const r = masks.bytes(v);
+    // Bytes that are a file (audio, an image: a NUL or no UTF-8 in them) keep their length, as a
+    // binary answer does (./binary-answer.ts).
+    const r = sameLengthRedaction(v, masks.bytes(v), undefined, masks.bytes);
     if (r === v) return v;
     // A Buffer stays a Buffer, a Uint8Array a Uint8Array.
     return Buffer.isBuffer(v) ? Buffer.from(r) : new Uint8Array(r);

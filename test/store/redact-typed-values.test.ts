@@ -27,6 +27,8 @@ it('masks a key in a Map key, a Set item, an Error, and byte arrays, keeping eac
     inError: err,
     inBytes: new TextEncoder().encode(`token ${SK}`),
     inBuffer: Buffer.from(`token=${SK}&x=1`),
+    // A file's bytes (a NUL in them): masked at their own length, every other byte in place.
+    inFile: Buffer.concat([Buffer.from([0x49, 0x44, 0x33, 0, 0, 0]), Buffer.from(` key ${SK} `), Buffer.from([0, 0xff, 0xfb])]),
     floats: Float64Array.of(1.5, 2.5),
     at: new Date(0),
   };
@@ -57,6 +59,11 @@ it('masks a key in a Map key, a Set item, an Error, and byte arrays, keeping eac
     expect(b).toBeInstanceOf(Uint8Array);
     expect(new TextDecoder().decode(b)).toMatch(/^token \[REDACTED:[0-9a-f]{16}\]$/);
     expect(new TextDecoder().decode((await r.get(q('inBuffer'))) as Uint8Array)).toMatch(/^token=\[REDACTED:[0-9a-f]{16}\]&x=1$/);
+    const file = (await r.get(q('inFile'))) as Uint8Array;
+    expect(file.length).toBe(values.inFile.length);
+    expect(Buffer.from(file.subarray(0, 6)).equals(values.inFile.subarray(0, 6))).toBe(true);
+    expect(Buffer.from(file.subarray(-3)).equals(values.inFile.subarray(-3))).toBe(true);
+    expect(Buffer.from(file).includes(Buffer.from(SK.slice(8)))).toBe(false);
     expect([...((await r.get(q('floats'))) as Float64Array)]).toEqual([1.5, 2.5]);
     expect(((await r.get(q('at'))) as Date).getTime()).toBe(0);
   } finally {
