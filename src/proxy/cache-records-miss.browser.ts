@@ -2,6 +2,6 @@
 import type { MissEntry } from '../match/diagnose.ts';
 
 /** Nothing to add in a page (see cache-records-miss.ts). */
-export function cacheRecordsMiss(_n: number, _tape: string | undefined, _entry: MissEntry): { difference: string; fix: string } | undefined {
+export function cacheRecordsMiss(_n: number, _tape: string | undefined, _entry: MissEntry, _store?: string): { difference: string; fix: string } | undefined {
   return undefined;
 }

@@ -1326,8 +1326,9 @@ export class Deck {
     // answer no HTTP request.
     else if (this.recordingCount === 0) {
       // A tape of ReplayCache records: said, with the entry point that serves them (./cache-records-miss.ts).
-      const cache = cacheRecordsMiss(this.col?.cacheRecords ?? 0, this.tape, this.entry);
-      difference = cache?.difference ?? `the ${this.col?.shared ? 'store' : 'tape'} has no HTTP recordings`;
+      const store = this.col?.shared ? 'store' : 'tape';
+      const cache = cacheRecordsMiss(this.col?.cacheRecords ?? 0, this.tape, this.entry, store);
+      difference = cache?.difference ?? `the ${store} has no HTTP recordings`;
       cacheFix = cache?.fix;
     }
     else if (r && recorded > 0 && detail !== undefined) difference = typeof detail === 'string' ? detail : detail.text;
