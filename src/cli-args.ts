@@ -66,6 +66,22 @@ export function splitAtDashes(args: readonly string[]): { before: string[]; afte
 }
 
 /**
+ * The first word before `--` that is a file's name starting with one dash (`-old.tape`), not an
+ * option: it holds a dot or a slash, which no option's name does, or it names something on disk.
+ * Read as an option, such a word was "Unknown option -old.tape" (or `-o`, the letter node:util's
+ * parser reports), which does not say how to give the file. A negative number (`--port -5`, a
+ * flag's value) is none.
+ *
+ * @example
+ * dashPath(['verify', '-old.tape'], existsSync)      // '-old.tape'
+ * dashPath(['serve', '--port', '-5'], existsSync)     // undefined
+ * dashPath(['verify', '--', '-old.tape'], existsSync) // undefined: past --, it is an argument
+ */
+export function dashPath(args: readonly string[], exists: (path: string) => boolean): string | undefined {
+  return splitAtDashes(args).before.find((w) => /^-[^-]/.test(w) && !/^-[\d.]+$/.test(w) && w !== '-h' && w !== '-v' && (/[./\\]/.test(w) || exists(w)));
+}
+
+/**
  * The first argument that holds U+FFFD and names nothing on disk, or undefined. Node.js decodes
  * the command line as UTF-8 and puts U+FFFD in place of bytes that are not (a Latin-1 `café` is
  * `caf\xe9`): such a path can no longer be spelt, so the file it named is "not found" and a file

@@ -12,7 +12,7 @@ export const EXIT = {
   ok: 0,
   /** The input was bad (invalid JSON, a damaged or missing tape, a file of the wrong kind or too large), verify/tree found problems, a git command outside a git repository, or stdout could not be written (E_OUTPUT). */
   failed: 1,
-  /** Usage: an unknown command, option or value (a bad --chaos SPEC too), an argument missing or one too many. */
+  /** Usage: an unknown command, option or value (a bad --chaos SPEC too), options that do not go together, an argument missing or one too many. */
   usage: 2,
   /** serve: a second SIGINT/SIGTERM stopped it without waiting for in-flight requests. */
   interrupted: 130,
@@ -31,7 +31,7 @@ export const EXIT_CODE_TABLE: readonly (readonly [code: number, meaning: string]
       'problems found (verify, inspect, tree, scan, export: a damaged tape, a credential), init or scan --staged outside a git repository, ' +
       'or output that could not be written (E_OUTPUT: a full disk)',
   ],
-  [EXIT.usage, 'usage: an unknown command or option, a bad option value (--chaos SPEC too), a missing argument or one too many'],
+  [EXIT.usage, 'usage: an unknown command or option, a bad option value (--chaos SPEC too), options that do not go together (--chaos in record mode), a missing argument or one too many'],
   [EXIT.interrupted, 'serve stopped by a second SIGINT or SIGTERM without waiting for in-flight requests'],
 ];
 
@@ -39,6 +39,7 @@ export const EXIT_CODE_TABLE: readonly (readonly [code: number, meaning: string]
 export const EXIT_CODE_NOTES: readonly string[] = [
   'diff, stats and rerecord have their own (docs/drift.md): 0 nothing in --fail-on changed, 1 something did (diff, rerecord), 2 bad input or usage, 3 rerecord stopped by its budget or with calls not recorded.',
   "A reader that stops early (| head) changes no exit code: it is the command's verdict.",
+  "Usage errors are E_USAGE for the command line's words (an unknown command or option, an argument missing or one too many) and E_ARG for a value that is wrong (an option's, a Redis URL's), whatever the command; options that do not go together exit 2 too (E_CHAOS_MODE for --chaos in record mode).",
 ];
 
 /**
@@ -65,9 +66,13 @@ export function exitCodesHelp(): string {
   return [...EXIT_CODE_TABLE.map(([code, meaning]) => wrap(meaning, `  ${String(code).padEnd(5)}`, ' '.repeat(7))), ...EXIT_CODE_NOTES.map((n) => wrap(n, '  ', '    '))].join('\n');
 }
 
+// E_USAGE is said of the command line's words (an unknown command or option, an argument missing
+// or one too many), E_ARG of a value that is wrong (an option's, a URL's): both are usage.
 // E_CHAOS_SPEC: a bad --chaos SPEC (serve, mcp) is a bad value on the command line like any other
-// (the x-tapedeck-chaos header's E_CHAOS_SPEC is an HTTP 400 answer, never an exit code).
-const USAGE_CODES = new Set(['E_USAGE', 'E_ARG', 'E_MODE', 'E_CHAOS_SPEC']);
+// (the x-tapedeck-chaos header's E_CHAOS_SPEC is an HTTP 400 answer, never an exit code), and
+// E_CHAOS_MODE is --chaos with a recording --mode: flags that do not go together, as --tape with
+// --store (E_ARG).
+const USAGE_CODES = new Set(['E_USAGE', 'E_ARG', 'E_MODE', 'E_CHAOS_SPEC', 'E_CHAOS_MODE']);
 
 let debug = false;
 

@@ -7,7 +7,7 @@ export const COMMAND_HELP: Readonly<Record<string, string>> = {
   canonical: `Usage: tapedeck canonical [file] [--ignore k1,k2]
 
 Print the RFC 8785 canonical form of a JSON document (a file, or stdin when the file is
-missing or -).
+missing or -). With a terminal on stdin, - reads what you type (end it with Ctrl-D).
 
 Options:
   --ignore <k1,k2>   Drop these object members, at any depth, first
@@ -18,7 +18,7 @@ Example:
   hash: `Usage: tapedeck hash [file] [--ignore k1,k2]
 
 Print the SHA-256 digest (64 hex characters) of the canonical form of a JSON document (a file,
-or stdin).
+or stdin). With a terminal on stdin, - reads what you type (end it with Ctrl-D).
 
 Options:
   --ignore <k1,k2>   Drop these object members, at any depth, first

@@ -4,13 +4,13 @@
 // both sides of every diff, is mostly the process's start).
 
 import { lstatSync } from 'node:fs';
-import { splitAtDashes, unspellableArgument } from './cli-args.ts';
+import { dashPath, splitAtDashes, unspellableArgument } from './cli-args.ts';
 import { exitCodesHelp, reportCliError, setDebug, usageError } from './cli-errors.ts';
 import { checkUsage } from './cli-usage.ts';
 import { COMMAND_HELP } from './cli-help.ts';
 import { exitCode, watchStdout, writeOut } from './cli/stdout.ts';
 import { DRIFT_COMMANDS } from './drift/help.ts';
-import { isMistypedRedisUrl, isRedisUrl, maskRedisUrl } from './store/backends/redis-connection.ts';
+import { isMistypedRedisUrl, isRedisUrl, maskRedisUrl, passwordNote, typedRedisUrl } from './store/backends/redis-connection.ts';
 import { TapedeckError } from './errors.ts';
 import { VERSION } from './version.ts';
 
@@ -139,7 +139,8 @@ const WRITES_TAPE = ['import'];
  */
 function tapeOnly(cmd: string, url: string, argv: readonly string[]): TapedeckError {
   const masked = maskRedisUrl(url);
-  const store = masked.replace(/\?.*$/, '');
+  // The store as the command to run takes it: `<password>` where the password goes, said so.
+  const store = typedRedisUrl(masked.replace(/\?.*$/, ''));
   let ns: string | null | undefined;
   try {
     ns = new URL(url).searchParams.get('namespace');
@@ -151,9 +152,18 @@ function tapeOnly(cmd: string, url: string, argv: readonly string[]): TapedeckEr
   const namespace = ns ? ` --namespace ${ns}` : '';
   return new TapedeckError('E_ARG', `tapedeck ${cmd} takes a tape file, not a Redis store (${masked}).`, {
     hint: WRITES_TAPE.includes(cmd)
-      ? `Write a tape file, then copy it into the store: tapedeck ${cmd} ... file.tape, then tapedeck push file.tape '${store}'${namespace}.`
-      : `For a Redis store run tapedeck pull '${store}' file.tape${namespace} first, then tapedeck ${cmd} file.tape.`,
+      ? `Write a tape file, then copy it into the store: tapedeck ${cmd} ... file.tape, then tapedeck push file.tape '${store}'${namespace}${passwordNote(store)}.`
+      : `For a Redis store run tapedeck pull '${store}' file.tape${namespace} first, then tapedeck ${cmd} file.tape${passwordNote(store)}.`,
   });
+}
+
+/** Whether a path names anything on disk (a link that leads nowhere too). */
+function onDisk(p: string): boolean {
+  try {
+    return lstatSync(p, { throwIfNoEntry: false }) !== undefined;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -164,13 +174,7 @@ function tapeOnly(cmd: string, url: string, argv: readonly string[]): TapedeckEr
  */
 function refuseUnspellable(argv: readonly string[]): void {
   const words = argv[0] === 'mcp' ? splitAtDashes(argv).before : argv;
-  const word = unspellableArgument(words, (p) => {
-    try {
-      return lstatSync(p, { throwIfNoEntry: false }) !== undefined;
-    } catch {
-      return false;
-    }
-  });
+  const word = unspellableArgument(words, onDisk);
   if (word === undefined) return;
   // The shell's `?` matches the byte Node.js could not decode: the command that renames it.
   const glob = word.replaceAll('\uFFFD', '?');
@@ -211,6 +215,12 @@ function main(argv: string[]): number | Promise<number> {
     return 0;
   }
   const ownHelp = ['serve', 'mcp', 'tree', 'add', 'init', 'push', 'pull', 'diff', 'stats', 'rerecord'];
+  // A file whose name starts with a dash, for every command (the name as given, and how to give it).
+  const dashed = argv[0] === 'help' ? undefined : dashPath(argv, onDisk);
+  if (dashed !== undefined) {
+    const cmd = argv[0] === dashed ? '<command>' : argv[0];
+    throw usageError(`Unknown option ${dashed}.`, `A file whose name starts with a dash is given as ./${dashed}, or after -- (which ends the options): tapedeck ${cmd} -- ${dashed}.`);
+  }
   if (argv[0] === 'help' && argv[1] !== undefined && ownHelp.includes(argv[1])) return main([argv[1], '--help']);
   // A topic that is no command is an error, not the general help with exit 0 (a script asking
   // for `help realtime` would read that as an answer).

@@ -2,6 +2,7 @@
 // canonicalizes and hashes to. Loaded when one of them runs, so the other commands start
 // without the matcher and the providers.
 import { statSync } from 'node:fs';
+import { isatty } from 'node:tty';
 import { canonicalizeJSON, hashJSON, MAX_INPUT_BYTES, pathHashes, requestKeys, TapedeckError } from '../index.ts';
 import { routeEndpoint } from '../providers/index.ts';
 import { readBounded } from '../read-bounded.ts';
@@ -19,6 +20,7 @@ export type CoreCommand = 'canonical' | 'hash' | 'paths' | 'key';
  * coreCommand('key', 'body.json', undefined, 'POST /model/amazon.nova-lite-v1%3A0/converse')
  */
 export function coreCommand(cmd: CoreCommand, file: string | undefined, ignoreKeys: string[] | undefined, route?: string): number {
+  checkSource(cmd, file);
   const opts = ignoreKeys ? { ignoreKeys } : undefined;
   switch (cmd) {
     case 'canonical':
@@ -48,6 +50,25 @@ export function coreCommand(cmd: CoreCommand, file: string | undefined, ignoreKe
       return 0;
     }
   }
+}
+
+/**
+ * What the command is to read, checked before reading: an empty word is no path, and with no
+ * file and a terminal on stdin, reading it would wait for the user to type JSON, which looks like
+ * a hang: E_USAGE saying what the command reads (as `jq` prints its usage). `-` asks for the
+ * terminal on purpose: {@link readInput} reads it, saying how to end the input.
+ * (isatty, not process.stdin: making that stream puts the terminal in non-blocking mode, and the
+ * synchronous read that follows fails with EAGAIN.)
+ */
+function checkSource(cmd: CoreCommand, file: string | undefined): void {
+  // An empty word (an unset shell variable) is no path: reading it said "No such file: the path".
+  if (file === '') {
+    throw new TapedeckError('E_USAGE', `tapedeck ${cmd} was given an empty path.`, { hint: `tapedeck ${cmd} request.json, or - for stdin (an empty word is what a shell variable that is not set gives).` });
+  }
+  if (file !== undefined || !isatty(0)) return;
+  throw new TapedeckError('E_USAGE', `tapedeck ${cmd} reads JSON from a file or a pipe, and stdin is a terminal.`, {
+    hint: `tapedeck ${cmd} request.json, or cat request.json | tapedeck ${cmd}; tapedeck ${cmd} - reads what you type (end it with Ctrl-D).`,
+  });
 }
 
 /** A `--route` value (`POST /path`) as the endpoint a body is keyed with, else E_ARG saying its form. */
@@ -119,6 +140,8 @@ export function messagesOf(input: Buffer, file: string | undefined): unknown[] |
  */
 export function readInput(file: string | undefined): Buffer {
   const path = file ?? '-';
+  // Typed at a terminal (`tapedeck hash -`, `tapedeck import - out.tape`): the input ends at Ctrl-D.
+  if (path === '-' && isatty(0)) process.stderr.write('tapedeck: reading JSON from the terminal; end it with Ctrl-D.\n');
   if (path !== '-' && statSync(path, { throwIfNoEntry: false })?.isDirectory()) {
     throw new TapedeckError('E_FILE', `${path} is a directory; this command reads a JSON file (or stdin).`, { file: path, hint: 'Give a file, or - for stdin.' });
   }

@@ -122,20 +122,20 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     const t = values.timing;
     if (t === 'none' || t === 'recorded') timing = t;
     else if (/^\d+(\.\d+)?$/.test(t)) timing = Number(t);
-    else throw new TapedeckError('E_USAGE', `Invalid --timing ${JSON.stringify(t)}.`, { hint: 'Use --timing none, --timing recorded or --timing <ms>.' });
+    else throw new TapedeckError('E_ARG', `Invalid --timing ${JSON.stringify(t)}.`, { hint: 'Use --timing none, --timing recorded or --timing <ms>.' });
   }
   let timeoutMs: number | undefined;
   if (values.timeout !== undefined) {
     timeoutMs = Number(values.timeout);
     // Worded as tapedeck serve words its timeouts.
     if (values.timeout.trim() === '' || !Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_MS) {
-      throw new TapedeckError('E_USAGE', `Invalid --timeout ${JSON.stringify(values.timeout)}.`, { hint: `Use a whole number of milliseconds from 1 to ${MAX_MS}, e.g. --timeout 30000.` });
+      throw new TapedeckError('E_ARG', `Invalid --timeout ${JSON.stringify(values.timeout)}.`, { hint: `Use a whole number of milliseconds from 1 to ${MAX_MS}, e.g. --timeout 30000.` });
     }
   }
   const whole = (name: string, text: string | undefined, min: number): number | undefined => {
     if (text === undefined) return undefined;
     const n = Number(text);
-    if (!Number.isInteger(n) || n < min || n > 2_147_483_647) throw new TapedeckError('E_USAGE', `Invalid --${name} ${JSON.stringify(text)}.`, { hint: `Give a whole number from ${min}.` });
+    if (!Number.isInteger(n) || n < min || n > 2_147_483_647) throw new TapedeckError('E_ARG', `Invalid --${name} ${JSON.stringify(text)}.`, { hint: `Give a whole number from ${min}.` });
     return n;
   };
   if (values.chaos === undefined && (values['chaos-seed'] ?? values['chaos-attempts'] ?? values['chaos-live']) !== undefined) {

@@ -97,14 +97,14 @@ export async function addCommand(args: string[]): Promise<number> {
       parsed = parseArgs({ args, options: ADD_OPTIONS, allowPositionals: true, strict: true });
     } catch (e) {
       const { message, didYouMean } = argsError(e, ADD_OPTIONS);
-      throw new TapedeckError('E_ARG', message, { hint: `${didYouMean}tapedeck add --help lists the options.` });
+      throw new TapedeckError('E_USAGE', message, { hint: `${didYouMean}tapedeck add --help lists the options.` });
     }
     if (parsed.values.help) {
       process.stdout.write(ADD_HELP);
       return 0;
     }
     const [tape, ...files] = parsed.positionals;
-    if (!tape || files.length === 0) throw new TapedeckError('E_ARG', 'add needs a tape and at least one JSON file.', { hint: 'tapedeck add test/__tapes__/retry.tape retry.json' });
+    if (!tape || files.length === 0) throw new TapedeckError('E_USAGE', 'add needs a tape and at least one JSON file.', { hint: 'tapedeck add test/__tapes__/retry.tape retry.json' });
     const recordings: WrittenRecording[] = [];
     // Where each one came from: an error names the file (and the place in its array) besides
     // the number counted over all the files, which alone does not say which file to open.

@@ -213,7 +213,7 @@ export function serveOptions(args: string[]): ServeOptions & { quiet: boolean; h
   } catch (e) {
     // parseArgs quotes what it did not expect: a store URL there may hold a password.
     const { message, didYouMean } = argsError(e, SERVE_OPTIONS);
-    throw new TapedeckError('E_ARG', maskRedisUrl(message), { hint: `${didYouMean}Run tapedeck serve --help for the options.` });
+    throw new TapedeckError('E_USAGE', maskRedisUrl(message), { hint: `${didYouMean}Run tapedeck serve --help for the options.` });
   }
   const v = parsed.values;
   const match = v.match;

@@ -198,7 +198,7 @@ export async function initCommand(args: string[]): Promise<number> {
       parsed = parseArgs({ args, options: INIT_OPTIONS, strict: true, allowPositionals: false });
     } catch (e) {
       const { message, didYouMean } = argsError(e, INIT_OPTIONS);
-      throw new TapedeckError('E_ARG', message, { hint: `${didYouMean}tapedeck init --help lists the options.` });
+      throw new TapedeckError('E_USAGE', message, { hint: `${didYouMean}tapedeck init --help lists the options.` });
     }
     if (parsed.values.help) {
       process.stdout.write(INIT_HELP);

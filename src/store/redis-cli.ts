@@ -8,7 +8,7 @@ import { parseArgs } from 'node:util';
 import { TapedeckError } from '../errors.ts';
 import { usageError } from '../cli-errors.ts';
 import { argsError, dashValues } from '../cli-args.ts';
-import { isMistypedRedisUrl, isRedisUrl, maskRedisUrl } from './backends/redis-connection.ts';
+import { isMistypedRedisUrl, isRedisUrl, maskRedisUrl, passwordNote, typedRedisUrl } from './backends/redis-connection.ts';
 import { checkStore } from './backends/open.ts';
 import { pullTape, pushTape } from './redis-transfer.ts';
 import { RedisRecords } from './backends/redis.ts';
@@ -78,8 +78,13 @@ const USAGE: Record<RedisCommand, string> = {
   verify: 'Usage: tapedeck verify <redis-url> [--namespace NS] (tapedeck verify <redis-url> --help)',
 };
 
-function usage(cmd: RedisCommand, why: string): TapedeckError {
-  return new TapedeckError('E_ARG', `tapedeck ${cmd}: ${why}.`, { hint: USAGE[cmd] });
+/**
+ * A command line push, pull, prune or verify cannot run, with the usage: `E_USAGE` for its words
+ * (an argument missing or one too many, an option the command does not take), `E_ARG` for a
+ * value that is wrong, as every command tells them (exit 2 either way).
+ */
+function usage(cmd: RedisCommand, why: string, code: 'E_USAGE' | 'E_ARG' = 'E_USAGE'): TapedeckError {
+  return new TapedeckError(code, `tapedeck ${cmd}: ${why}.`, { hint: USAGE[cmd] });
 }
 
 /**
@@ -115,7 +120,7 @@ function parse(cmd: RedisCommand, argv: string[]) {
   } catch (e) {
     // parseArgs quotes the arguments it saw: a URL among them may hold a password.
     const { message, didYouMean } = argsError(e, OPTIONS);
-    throw new TapedeckError('E_ARG', `tapedeck ${cmd}: ${maskRedisUrl(message).replace(/\s+$/, '')}`, { hint: `${didYouMean}${USAGE[cmd]}` });
+    throw new TapedeckError('E_USAGE', `tapedeck ${cmd}: ${maskRedisUrl(message).replace(/\s+$/, '')}`, { hint: `${didYouMean}${USAGE[cmd]}` });
   }
 }
 
@@ -160,12 +165,12 @@ export async function pushCommand(argv: string[]): Promise<number> {
   if (!tape || !url || positionals.length > 2) throw usage('push', 'give the tape and the Redis URL');
   const typo = mistyped('push', url);
   if (typo) throw typo;
-  if (!isRedisUrl(url)) throw usage('push', `${maskRedisUrl(url)} is not a redis:// or rediss:// URL${isRedisUrl(tape) ? ' (the tape comes first, then the URL)' : ''}`);
+  if (!isRedisUrl(url)) throw usage('push', `${maskRedisUrl(url)} is not a redis:// or rediss:// URL${isRedisUrl(tape) ? ' (the tape comes first, then the URL)' : ''}`, 'E_ARG');
   let ttlMs: number | undefined;
   if (values.ttl !== undefined) {
     const s = Number(values.ttl);
     // One rule with ?ttl= and the ttlMs option: 0 keeps records forever.
-    if (!/^\d+(?:\.\d+)?$/.test(values.ttl)) throw usage('push', `--ttl must be a number of seconds, 0 or more (0 keeps the records forever), not ${JSON.stringify(values.ttl)}`);
+    if (!/^\d+(?:\.\d+)?$/.test(values.ttl)) throw usage('push', `--ttl must be a number of seconds, 0 or more (0 keeps the records forever), not ${JSON.stringify(values.ttl)}`, 'E_ARG');
     ttlMs = s * 1000;
   }
   const namespace = namespaceOption('push', url, values.namespace);
@@ -192,7 +197,7 @@ export async function pullCommand(argv: string[]): Promise<number> {
   if (!tape || !url || positionals.length > 2) throw usage('pull', 'give the Redis URL and the tape to write');
   const typo = mistyped('pull', url);
   if (typo) throw typo;
-  if (!isRedisUrl(url)) throw usage('pull', `${maskRedisUrl(url)} is not a redis:// or rediss:// URL${isRedisUrl(tape) ? ' (the URL comes first, then the tape)' : ''}`);
+  if (!isRedisUrl(url)) throw usage('pull', `${maskRedisUrl(url)} is not a redis:// or rediss:// URL${isRedisUrl(tape) ? ' (the URL comes first, then the tape)' : ''}`, 'E_ARG');
   const namespace = namespaceOption('pull', url, values.namespace);
   // Another store as the destination was taken for a local path (`redis:/host/…`, one slash
   // left by path normalization) and failed deep in a write: pull writes a tape file only.
@@ -200,9 +205,9 @@ export async function pullCommand(argv: string[]): Promise<number> {
     const dest = isRedisUrl(tape) ? tape : String(tape).replace(/^(rediss?)(?::\/?|\/\/)/i, (_m, scheme: string) => `${scheme.toLowerCase()}://`);
     const from = namespace ?? namespaceIn(url) ?? 'tapedeck';
     const to = namespaceIn(dest) ?? 'tapedeck';
-    const plain = (u: string) => `'${maskRedisUrl(u).replace(/\?.*$/, '')}'`;
+    const typed = [url, dest].map((u) => typedRedisUrl(maskRedisUrl(u).replace(/\?.*$/, '')));
     throw new TapedeckError('E_ARG', `tapedeck pull: the destination ${maskRedisUrl(tape)} is a Redis store; pull writes a tape file.`, {
-      hint: `To copy between namespaces or stores, pull into a file, then push it: tapedeck pull ${plain(url)} copy.tape --namespace ${from}, then tapedeck push copy.tape ${plain(dest)} --namespace ${to}.`,
+      hint: `To copy between namespaces or stores, pull into a file, then push it: tapedeck pull '${typed[0]}' copy.tape --namespace ${from}, then tapedeck push copy.tape '${typed[1]}' --namespace ${to}${passwordNote(typed.join(' '))}.`,
     });
   }
   const r = await pullTape(url, tape, { ...(namespace !== undefined ? { namespace } : {}), force: values.force === true });
@@ -271,7 +276,9 @@ export async function verifyRedisCommand(argv: string[]): Promise<number> {
     const counted = n === 0 ? 'no record is intact' : `the ${n} record${n === 1 ? '' : 's'} counted above ${n === 1 ? 'is' : 'are'} intact`;
     const all = headerProblems.length + problems.length + versionProblems.length + interrupted.length;
     // The prune hint only where prune is the fix (records that do not read); a note's own fix is in it.
-    const fix = problems.length ? ` (tapedeck prune ${target} removes the records that do not read; tapedeck pull leaves them out)` : '';
+    // Where the password goes, said as the parenthesis' last clause rather than one of its own.
+    const fill = passwordNote(target).replace(/^ \((.*)\)$/, '; $1');
+    const fix = problems.length ? ` (tapedeck prune ${target} removes the records that do not read; tapedeck pull leaves them out${fill})` : '';
     process.stdout.write(all ? `${all} problem(s); ${counted}${fix}.\n` : n === 0 ? 'ok (no records)\n' : 'ok\n');
     return all ? 1 : 0;
   });

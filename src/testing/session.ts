@@ -24,7 +24,7 @@ import { errorAnswer } from '../proxy/http-errors.ts';
 import { endedWithErrorEvent } from '../proxy/error-event-answers.ts';
 import { installFetchSwitch, type FetchSwitch, type HostPattern } from '../proxy/global-fetch.ts';
 import { RedisBackend, saltOf } from '../store/backends/redis-backend.ts';
-import { isRedisUrl, maskRedisUrl } from '../store/backends/redis-connection.ts';
+import { isRedisUrl, maskRedisUrl, typedRedisUrl } from '../store/backends/redis-connection.ts';
 import { namespaceOf, RedisRecords } from '../store/backends/redis.ts';
 import type { TapeMode } from '../store/mode.ts';
 import { ReplayCache, usedCacheMarks, type ReplayCacheOptions } from '../store/replay-cache.ts';
@@ -304,7 +304,7 @@ function openTape(opts: TestTapeOptions): TestTape {
   const store = resolveTestStore(opts.store, env);
   const namespace = store ? testNamespace(namespaceOf(store.url), opts.tape, root) : undefined;
   const rel = namespace ? `Redis namespace ${namespace}` : relative(root, opts.tape) || opts.tape;
-  const recordCommand = opts.recordCommand ?? `${store?.fromEnv ? `${STORE_ENV}=${shellQuote(maskRedisUrl(store.url))} ` : ''}TAPEDECK_MODE=update ${testCommandOf(opts, env, root)}`;
+  const recordCommand = opts.recordCommand ?? `${store?.fromEnv ? `${STORE_ENV}=${shellQuote(typedRedisUrl(maskRedisUrl(store.url)))} ` : ''}TAPEDECK_MODE=update ${testCommandOf(opts, env, root)}`;
   // A realtime session that has a recording is replayed whole in update mode (it cannot go live
   // halfway), so its miss is fixed only by recording the test again.
   const sessionRecordCommand = recordCommand.replace(/\bTAPEDECK_MODE=update\b/, 'TAPEDECK_MODE=record');

@@ -62,7 +62,7 @@ export async function treeCommand(args: string[], write: OutputSink): Promise<nu
     process.stdout.write(USAGE);
     return 0;
   }
-  if (positionals.length !== 1) {
+  if (positionals.length !== 1 || positionals[0] === '') {
     return reportCliError(usageError('tree needs exactly one tape.', 'tapedeck tree recordings/chat.tape'));
   }
   let width: number;

@@ -8,7 +8,7 @@ import { inject, test as base, type TestContext } from 'vitest';
 import { relative, resolve } from 'node:path';
 import { TapedeckError } from '../errors.ts';
 import { defaultTapePath, type TapeNamer } from '../testing/names.ts';
-import { maskRedisUrl } from '../store/backends/redis-connection.ts';
+import { maskRedisUrl, typedRedisUrl } from '../store/backends/redis-connection.ts';
 import { failedWithTapeError, missedInEarlierAttempt, SKIPPED_AFTER_ERROR, SKIPPED_AFTER_MISS } from '../testing/miss.ts';
 import { openTestTape, regexEscape, resolveTestStore, shellQuote, STORE_ENV, TEST_TAPE_OPTION_NAMES, type InstallOptions, type TestTape, type TestTapeOptions } from '../testing/session.ts';
 import { DECK_OPTION_NAMES } from '../proxy/deck.ts';
@@ -122,7 +122,8 @@ function filterNames(task: TestContext['task']): string[] {
  */
 export function recordCommandFor(file: string, names: readonly string[], testCommand = 'npx vitest run', storeFromEnv?: string): string {
   const t = names.length > 0 ? ` -t ${shellQuote(`^${regexEscape(names.join(' '))}$`)}` : '';
-  const store = storeFromEnv ? `${STORE_ENV}=${shellQuote(maskRedisUrl(storeFromEnv))} ` : '';
+  // `<password>` where the password goes: the mask run as written is a wrong password.
+  const store = storeFromEnv ? `${STORE_ENV}=${shellQuote(typedRedisUrl(maskRedisUrl(storeFromEnv)))} ` : '';
   return `${store}TAPEDECK_MODE=update ${testCommand} ${shellQuote(file)}${t}`;
 }
 

@@ -24,7 +24,7 @@ import { pruneNotUnderstood, pruneRequested } from '../testing/mode.ts';
 import { vitestCommand } from './test-command.ts';
 import { shellQuote, STORE_ENV } from '../testing/session.ts';
 import { checkOptionNames, optionNames } from '../option-names.ts';
-import { maskRedisUrl } from '../store/backends/redis-connection.ts';
+import { maskRedisUrl, typedRedisUrl } from '../store/backends/redis-connection.ts';
 import { driftAgainstCommitted, formatCommittedDrift } from '../drift/committed.ts';
 
 export interface TapedeckPluginOptions {
@@ -117,7 +117,7 @@ export class TapedeckReporter implements Reporter {
     }
     // The workers took the store from TAPEDECK_STORE unless the plugin gave one: so must the prune.
     const env = process.env[STORE_ENV];
-    const storeEnv = !this.stores.some((st) => st) && env && summary.tapes.some((t) => t.store) ? `${STORE_ENV}=${shellQuote(maskRedisUrl(env))} ` : '';
+    const storeEnv = !this.stores.some((st) => st) && env && summary.tapes.some((t) => t.store) ? `${STORE_ENV}=${shellQuote(typedRedisUrl(maskRedisUrl(env)))} ` : '';
     if (this.opts.summary !== false) log(formatSummary(summary, { root: this.vitest?.config.root, pruneCommand: pruned ? undefined : `${storeEnv}TAPEDECK_PRUNE=1 ${cmd}`, pruned: pruned > 0 }));
     if (this.opts.summary !== false && this.opts.drift !== false) {
       const written = summary.tapes.filter((t) => t.added > 0 && !t.store).map((t) => t.tape);

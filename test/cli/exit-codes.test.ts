@@ -81,7 +81,7 @@ describe('the codes the commands give are the table', () => {
 
   it('tapedeck init with an unknown option: usage, exit 2', () => {
     const r = cli('init', '--bogus');
-    expect(r.stderr).toMatch(/^tapedeck: E_ARG Unknown option --bogus/);
+    expect(r.stderr).toMatch(/^tapedeck: E_USAGE Unknown option --bogus/);
     expect(r.status).toBe(EXIT.usage);
   });
 });

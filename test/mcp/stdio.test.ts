@@ -382,7 +382,7 @@ describe('tapedeck mcp over stdio', () => {
     // A negative number is a value the flag refuses, as tapedeck serve words it, not "ambiguous".
     const negative = spawnSync('node', [CLI, 'mcp', '--tape', 'x.tape', '--timeout', '-5'], { encoding: 'utf8' });
     expect(negative.status).toBe(2);
-    expect(negative.stderr).toBe('tapedeck: E_USAGE Invalid --timeout "-5".\nhint: Use a whole number of milliseconds from 1 to 2147483647, e.g. --timeout 30000.\n');
+    expect(negative.stderr).toBe('tapedeck: E_ARG Invalid --timeout "-5".\nhint: Use a whole number of milliseconds from 1 to 2147483647, e.g. --timeout 30000.\n');
     expect(spawnSync('node', [CLI, 'mcp', '--tape', 'x.tape', '--timeout', '3000000000'], { encoding: 'utf8' }).stderr).toContain('Invalid --timeout "3000000000"');
     const noCmd = spawnSync('node', [CLI, 'mcp', '--tape', 'x.tape', '--mode', 'record'], { encoding: 'utf8' });
     expect(noCmd.status).toBe(2);

@@ -18,7 +18,7 @@ redisDescribe('tape-only commands given a Redis URL', () => {
       const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 20_000 });
       expect(r.status).toBe(2);
       expect(r.stderr).toContain(`tapedeck: E_ARG tapedeck ${args[0]} takes a tape file, not a Redis store (redis://app:***@127.0.0.1:1/0?namespace=p1).`);
-      expect(r.stderr).toContain(`hint: For a Redis store run tapedeck pull 'redis://app:***@127.0.0.1:1/0' file.tape --namespace p1 first`);
+      expect(r.stderr).toContain(`hint: For a Redis store run tapedeck pull 'redis://app:<password>@127.0.0.1:1/0' file.tape --namespace p1 first`);
       expect(r.stdout + r.stderr).not.toContain('t0-secret');
     });
   }
@@ -39,7 +39,7 @@ redisDescribe('tape-only commands given a Redis URL', () => {
       const r = spawnSync(process.execPath, [CLI, ...args], { cwd: dir, encoding: 'utf8', timeout: 20_000 });
       expect(r.status).toBe(2);
       expect(r.stderr).toContain(`tapedeck: E_ARG tapedeck ${args[0]} takes a tape file, not a Redis store (redis://app:***@127.0.0.1:1/0?namespace=p1).`);
-      expect(r.stderr).toContain(`then tapedeck push file.tape 'redis://app:***@127.0.0.1:1/0' --namespace p1.`);
+      expect(r.stderr).toContain(`then tapedeck push file.tape 'redis://app:<password>@127.0.0.1:1/0' --namespace p1 (put the store's password in place of <password>).`);
       expect(r.stdout + r.stderr).not.toContain('t0-secret');
       expect(readdirSync(dir)).toEqual(['in.json']);
     });

@@ -215,7 +215,7 @@ redisDescribe('openTestTape on a Redis with a password', () => {
       const text = await miss.text();
       expect(text).toContain(`this test was never recorded (CI is set: nothing records): its Redis namespace has no recordings`);
       expect(text).toContain(`namespace: ${base}/test/__tapes__/a.test/never`);
-      expect(text).toContain(`Record it: TAPEDECK_STORE='${store.replace('vitest-pa55', '***')}' TAPEDECK_MODE=update`);
+      expect(text).toContain(`Record it: TAPEDECK_STORE='${store.replace('vitest-pa55', '<password>')}' TAPEDECK_MODE=update`);
       await rep.close();
       // Closing fails the test with the miss, and that message holds no password either.
       const failed = (await other.close().catch((e: unknown) => e)) as Error & { code: string };

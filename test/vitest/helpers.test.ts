@@ -95,7 +95,7 @@ describe('tape names', () => {
     expect(err?.message).not.toContain('pw-secret');
     // The record command sets the store it came from the environment with, password masked.
     const cmd = recordCommandFor('test/a.test.ts', ['a'], undefined, env.TAPEDECK_STORE);
-    expect(cmd).toBe("TAPEDECK_STORE='redis://u:***@h:1/0?namespace=ci' TAPEDECK_MODE=update npx vitest run test/a.test.ts -t '^a$'");
+    expect(cmd).toBe("TAPEDECK_STORE='redis://u:<password>@h:1/0?namespace=ci' TAPEDECK_MODE=update npx vitest run test/a.test.ts -t '^a$'");
   });
 
   it('recordCommandFor: the -t pattern, read back by a real shell, selects that test by vitest full name', () => {

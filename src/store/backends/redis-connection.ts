@@ -51,6 +51,34 @@ export function maskRedisUrl(url: string): string {
   }
 }
 
+// What a URL to type holds where the masked password was: the mask run as written is a wrong
+// password (WRONGPASS), and leaving the password out is none (NOAUTH).
+const TO_FILL = '<password>';
+
+/**
+ * A masked Redis URL as a hint gives it to type or run: `<password>` in place of the mask, a
+ * place for the user to fill in (the password itself is never printed). Follow it with
+ * {@link passwordNote}, which says so.
+ *
+ * @example
+ * typedRedisUrl('redis://app:***@cache:6379/0') // 'redis://app:<password>@cache:6379/0'
+ * typedRedisUrl('redis://cache:6379/0')         // 'redis://cache:6379/0'
+ */
+export function typedRedisUrl(masked: string): string {
+  return masked.replace(/^(rediss?:\/\/[^/@]*:)\*\*\*@/i, `$1${TO_FILL}@`);
+}
+
+/**
+ * What a hint says after a URL of {@link typedRedisUrl} that has a place for the password
+ * ('' for one without).
+ *
+ * @example
+ * passwordNote('redis://:<password>@cache:6379/0') // " (put the store's password in place of <password>)"
+ */
+export function passwordNote(typed: string): string {
+  return typed.includes(`:${TO_FILL}@`) ? ` (put the store's password in place of ${TO_FILL})` : '';
+}
+
 /**
  * Removes every occurrence of `secret` (and its URL-encoded form) from a message: client
  * libraries sometimes echo the URL or the AUTH arguments in their errors.
@@ -181,7 +209,9 @@ function downHint(target: RedisTarget, why: string, cluster: boolean): string {
   // command and never answers it, so the handshake times out (or fails on a plain-text reply).
   // "Start Redis there" and "use rediss://" sent the user who had written rediss:// astray.
   if (target.tls && /time(?:d)? ?out|wrong version number|packet length|unexpected eof|ssl|tls/i.test(why)) {
-    return `The server at ${target.host}:${target.port} did not answer the TLS handshake: it may not speak TLS. For a plain Redis write redis://${target.host}:${target.port} (not rediss://); if it does serve TLS there, check the host, port and firewall.`;
+    // The URL to write is the user's own (user, password, database) with the scheme changed.
+    const plain = typedRedisUrl(target.masked.replace(/^rediss:/i, 'redis:').replace(/\?.*$/, ''));
+    return `The server at ${target.host}:${target.port} did not answer the TLS handshake: it may not speak TLS. For a plain Redis write ${plain}${passwordNote(plain)} (not rediss://); if it does serve TLS there, check the host, port and firewall.`;
   }
   // The server answered the handshake with a certificate Node does not trust (a private CA) or
   // that names another host: Redis is up, and restarting it changes nothing.
@@ -432,10 +462,12 @@ async function missingDatabase(probe: NodeRedisClient, target: RedisTarget, ms: 
   } catch {
     // CONFIG is @admin: a user without it is told without the count.
   }
+  // The user's URL (user, password's place, scheme) with database 0, which every server has.
+  const database0 = typedRedisUrl(`${target.masked.replace(/\?.*$/, '').replace(/\/\d*$/, '')}/0`);
   const has = count === undefined ? 'fewer databases' : `${count} database${count === 1 ? '' : 's'}, numbered 0 to ${count - 1} by its databases setting`;
   return new TapedeckError('E_ARG', `Redis store ${target.masked}: database ${target.database} does not exist on this server (it has ${has}).`, {
     url: target.masked,
-    hint: `Use a database the server has in the URL (redis://${target.host}:${target.port}/0), or a namespace (?namespace=NAME) to keep projects apart; more databases need the server's databases setting raised.`,
+    hint: `Use a database the server has in the URL, as in ${database0}${passwordNote(database0)}, or a namespace (?namespace=NAME) to keep projects apart; more databases need the server's databases setting raised.`,
   });
 }
 

@@ -6,6 +6,7 @@
  * <redis-url>` lists it and `tapedeck prune <redis-url>` removes it (src/store/redis-cli.ts).
  */
 import { decodePayload } from '../tape-codec.ts';
+import { typedRedisUrl } from './redis-connection.ts';
 import { collectionKeyOf, recordKeys, type StoredRecord } from './redis.ts';
 
 /**
@@ -59,12 +60,13 @@ export function redisLocation(maskedUrl: string, namespace: string): string {
 }
 
 /**
- * A namespace as the command line takes it, for the commands messages suggest: the URL (its
- * password masked, its query left out) quoted for a shell, and `--namespace`.
+ * A namespace as the command line takes it, for the commands messages suggest: the URL (its query
+ * left out, `<password>` where the password goes: the mask run as written is a wrong password)
+ * quoted for a shell, and `--namespace`.
  *
  * @example
- * redisCliTarget('redis://app:***@cache:6379/0?namespace=ci', 'ci') // "'redis://app:***@cache:6379/0' --namespace ci"
+ * redisCliTarget('redis://app:***@cache:6379/0?namespace=ci', 'ci') // "'redis://app:<password>@cache:6379/0' --namespace ci"
  */
 export function redisCliTarget(maskedUrl: string, namespace: string): string {
-  return `'${maskedUrl.replace(/\?.*$/, '')}' --namespace ${namespace}`;
+  return `'${typedRedisUrl(maskedUrl.replace(/\?.*$/, ''))}' --namespace ${namespace}`;
 }

@@ -5,7 +5,8 @@
  * than report an empty success: a `pull --force` would otherwise replace a tape with nothing.
  */
 import { TapedeckError } from '../../errors.ts';
-import { redisLocation } from './redis-damage.ts';
+import { passwordNote, typedRedisUrl } from './redis-connection.ts';
+import { redisCliTarget, redisLocation } from './redis-damage.ts';
 import type { RedisRecords } from './redis.ts';
 
 /**
@@ -42,7 +43,7 @@ export function indexLost(maskedUrl: string, namespace: string, keys: number, co
       file: where,
       namespace,
       keys,
-      hint: `Push the tape the namespace was made from again: tapedeck push <tape> '${maskedUrl.replace(/\?.*$/, '')}' --namespace ${namespace} lists its request keys again (records still in Redis are not pushed twice); keep Redis persistent (appendonly yes).`,
+      hint: `Push the tape the namespace was made from again: tapedeck push <tape> ${redisCliTarget(maskedUrl, namespace)}${passwordNote(typedRedisUrl(maskedUrl))} lists its request keys again (records still in Redis are not pushed twice); keep Redis persistent (appendonly yes).`,
     },
   );
 }
