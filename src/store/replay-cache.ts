@@ -140,6 +140,8 @@ export interface ReplayCacheOptions {
 }
 
 const CACHE_OPTIONS = optionNames<ReplayCacheOptions>()(['mode', 'ignoredArgs', 'volatileText', 'beforeRecord', 'beforeReplay', 'keepAll', 'recordCommand', 'lock', 'redact', 'run', 'test', 'turnTimeoutMs']);
+/** The names ReplayCache.put's options object takes (checked against ReplayPutOptions). */
+const PUT_OPTIONS = optionNames<ReplayPutOptions>()(['ignoredArgs', 'durationMs', 'raw', 'meta']);
 
 export interface ReplayCacheCloseOptions {
   /** Record mode: replace the recordings this run re-recorded (default true). false removes nothing. */
@@ -445,6 +447,8 @@ export class ReplayCache {
       }
       return;
     }
+    // A misspelt option (`metadata` for `meta`) was dropped: the record was stored without it.
+    if (!Array.isArray(options)) checkOptionNames(options, PUT_OPTIONS, 'ReplayCache.put', 'docs/api.md');
     const opts: ReplayPutOptions = Array.isArray(options) ? { ignoredArgs: options as readonly string[] } : ((options ?? {}) as ReplayPutOptions);
     const ignoredArgs = opts.ignoredArgs ?? this.ignoredArgs;
     // The turn this call's get took when it missed, keyed as that get keyed the request (before
