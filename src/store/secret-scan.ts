@@ -16,7 +16,7 @@
  */
 import { decodeEventStream, mayBeEventStream } from '../providers/wire/aws-eventstream.ts';
 import { privateKeysIn } from './credential.ts';
-import { base64TextFile, credentialMatches, dataUrlHead, isMask, redactor } from './redact.ts';
+import { base64TextFile, credentialMatches, dataUrlHead, EMBEDDED_MEMBER, embeddedSecret, isMask, redactor } from './redact.ts';
 import { TOKEN_CHARS } from './credential.ts';
 import { childPath } from './tape-json.ts';
 import { echoedSecrets } from './echoed-secret-scan.ts';
@@ -93,6 +93,14 @@ function scanText(s: string, path: string, secretName: boolean, report: Report, 
   // redaction masks them by name: their values have no known format for the patterns above.
   if (found.length === 0 && (s.indexOf('?') >= 0 || s.indexOf('#') >= 0) && s.indexOf('=') >= 0) for (const v of secretQueryValues(s)) report(path, 'secret query parameter', v);
   if (found.length === 0 && secretName && !isMask(s) && s.length >= MIN_SECRET_LENGTH && entropyBits(s) >= MIN_SECRET_ENTROPY) report(path, 'secret member', s);
+  // JSON text inside a string that is no document of its own (`config: {"client_secret":"…"}` in
+  // a prompt or a batch line's message): its secret-named members, as the recorder masks them.
+  if (found.length === 0 && !secretName && isString && s.indexOf('"') >= 0) {
+    for (const m of s.matchAll(EMBEDDED_MEMBER)) {
+      const v = embeddedSecret(m[1]!, m[3]!, names.isSecretField);
+      if (v !== undefined) scanText(v, `${path} member ${m[1]!}`, true, report, depth + 1, false);
+    }
+  }
   // A secret-named `name=value` in a line of prose (`repeat: client_secret=…`): the recorder keeps
   // it (it masks such pairs only as whole lines of uploaded files).
   if (found.length === 0 && !secretName && !inFile && s.indexOf('=') >= 0 && !FORM_START.test(s)) for (const v of envValues(s)) report(path, 'secret member', v, true);
