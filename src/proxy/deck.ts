@@ -31,7 +31,7 @@ import { contentTypeDifference, contentTypeFix } from './content-type-difference
 import { jsonBodyDifference } from './json-body-difference.ts';
 import { headersOfOldRecording, headersOnOtherRoute, modelOnOtherRoute, pathOnOtherRoute, queryOnOtherRoute, streamOnOtherRoute } from './other-route.ts';
 import { missOnDamagedTape } from './damage-miss.ts';
-import { cacheRecordsMiss } from './cache-records-miss.ts';
+import { emptyStoreMiss } from './empty-store-miss.ts';
 import { currentHttpKey, httpRecordKey, keyedAsFiled, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
 import { KnownBodies } from './known-bodies.ts';
@@ -1325,11 +1325,11 @@ export class Deck {
     // A shared store (a Redis namespace) is no tape, and MCP or realtime records it may hold
     // answer no HTTP request.
     else if (this.recordingCount === 0) {
-      // A tape of ReplayCache records: said, with the entry point that serves them (./cache-records-miss.ts).
+      // A tape of ReplayCache records, or a namespace that lost its index: said so (./empty-store-miss.ts).
       const store = this.col?.shared ? 'store' : 'tape';
-      const cache = cacheRecordsMiss(this.col?.cacheRecords ?? 0, this.tape, this.entry, store);
-      difference = cache?.difference ?? `the ${store} has no HTTP recordings`;
-      cacheFix = cache?.fix;
+      const said = emptyStoreMiss(this.col, this.tape, this.entry, store);
+      difference = said?.difference ?? `the ${store} has no HTTP recordings`;
+      cacheFix = said?.fix;
     }
     else if (r && recorded > 0 && detail !== undefined) difference = typeof detail === 'string' ? detail : detail.text;
     else if (r && recorded > 0) difference = recorded === 1 ? `the one recording for ${shown} has another ${kind === 'http' ? 'body' : 'request'}` : `none of the ${recorded} recordings for ${shown} has this ${kind === 'http' ? 'body' : 'request'}`;

@@ -6,7 +6,20 @@
  * page's miss as it is) and ReplayCache.
  */
 import { TapedeckError } from '../errors.ts';
+import type { StoreWarning } from './backend.ts';
 import type { RecordCollection } from './collection.ts';
+
+/**
+ * The load warning of a Redis namespace that lost its index (./backends/redis-backend.ts), if
+ * `col` is one: a miss there is told in those words (here, and in its headline by the proxy's
+ * empty-store-miss.ts).
+ *
+ * @example
+ * lostIndexWarning(col)?.message // 'redis://… (namespace app) lost its index (…)'
+ */
+export function lostIndexWarning(col: RecordCollection<unknown> | undefined): StoreWarning | undefined {
+  return col?.warnings.find((w) => w.code === 'E_STORE_DAMAGED');
+}
 
 /**
  * `miss` with a line naming where `col` (the deck's recordings) had damage at open and how to
@@ -23,15 +36,8 @@ export function missOnDamagedTape(miss: TapedeckError, col: RecordCollection<unk
   if (at.length === 0 || miss.code !== 'E_MISS') return miss;
   // A Redis namespace that lost its index (a master restarted without persistence) has no bytes
   // to point at: its own note says what was lost and how to list the rest again.
-  const lostIndex = col?.warnings.find((w) => w.code === 'E_STORE_DAMAGED');
-  if (lostIndex) {
-    // Its headline said the store had no HTTP recordings, in a run that serves the ones it finds
-    // by their request (it lists none: the index is what was lost).
-    const said = miss.details.difference;
-    const difference = 'this request has no recording the namespace still lists';
-    const message = miss.details.kind === 'no-recordings' && typeof said === 'string' && said.startsWith('the store has no HTTP recordings') ? miss.message.replace(said, difference) : miss.message;
-    return new TapedeckError('E_MISS', `${message}\nThis request's recordings may have been lost with the namespace's index: ${lostIndex.message}`, { ...miss.details, ...(message === miss.message ? {} : { difference }), damaged: [...at] });
-  }
+  const lostIndex = lostIndexWarning(col);
+  if (lostIndex) return new TapedeckError('E_MISS', `${miss.message}\nThis request's recordings may have been lost with the namespace's index: ${lostIndex.message}`, { ...miss.details, damaged: [...at] });
   const where = at.length === 1 ? `byte ${at[0]}` : `bytes ${at.slice(0, 3).join(', ')}${at.length > 3 ? ', ...' : ''}`;
   const verify = verifyCommand ? `\`${verifyCommand}\`` : '`tapedeck verify` on the tape';
   return new TapedeckError('E_MISS', `${miss.message}\nThe tape is damaged at ${where}: this request's recording may have been lost there; ${verify} shows the damage.`, { ...miss.details, damaged: [...at] });
