@@ -47,8 +47,23 @@ export function namesWithout<const L extends readonly string[], const X extends 
  */
 export function checkOptionsObject(value: unknown, where: string, example: string, takes = 'an options object'): asserts value is object {
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) return;
-  const got = value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'string' ? `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}` : typeof value;
-  throw new TapedeckError('E_ARG', `${where} takes ${takes}; got ${got}.`, { hint: `Pass one, e.g. ${example}` });
+  throw new TapedeckError('E_ARG', `${where} takes ${takes}; got ${describeArgument(value)}.`, { hint: `Pass one, e.g. ${example}` });
+}
+
+/**
+ * A wrong argument in the words of an E_ARG's "got …": `null`, `undefined`, `an empty string`,
+ * `an array`, `the string "…"` (its first 40 characters), else its type. One reading for every
+ * entry that names what it was given.
+ *
+ * @example
+ * describeArgument([]) // 'an array'
+ * describeArgument({}) // 'object'
+ */
+export function describeArgument(value: unknown): string {
+  if (value === null) return 'null';
+  if (value === '') return 'an empty string';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'string' ? `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}` : typeof value;
 }
 
 /**

@@ -4,6 +4,7 @@
 import type * as NodeFs from 'node:fs';
 import { canonicalizeJSON } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
+import { describeArgument } from '../option-names.ts';
 import type { Recording } from './matcher.ts';
 import { normalizeRequest } from '../providers/index.ts';
 import type { NormalizeOptions } from '../providers/types.ts';
@@ -37,7 +38,7 @@ function isHandWritten(request: unknown): boolean {
  */
 export function loadRecordingsDir(dir: string, opts: LoadOptions = {}): Recording[] {
   // Without it, "Cannot read recordings directory undefined ... record first".
-  if (typeof dir !== 'string' || dir === '') throw new TapedeckError('E_ARG', `loadRecordingsDir takes the path of a directory of recordings; got ${dir === '' ? 'an empty string' : dir === null ? 'null' : typeof dir}.`, { hint: "loadRecordingsDir('test/recordings')" });
+  if (typeof dir !== 'string' || dir === '') throw new TapedeckError('E_ARG', `loadRecordingsDir takes the path of a directory of recordings; got ${describeArgument(dir)}.`, { hint: "loadRecordingsDir('test/recordings')" });
   // Looked up on call, not imported: the main entry point must load where there is no file
   // system (browsers, workers, edge runtimes); only this function needs one.
   const fs = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process?.getBuiltinModule?.('node:fs') as typeof NodeFs | undefined;

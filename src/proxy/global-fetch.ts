@@ -17,7 +17,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { TapedeckError } from '../errors.ts';
-import { checkOptionNames, optionNames } from '../option-names.ts';
+import { checkOptionNames, describeArgument, optionNames } from '../option-names.ts';
 
 /** A host as listed: `api.openai.com`, `127.0.0.1:8080` (exact host and port), `*.openai.com`, or a RegExp on `host[:port]`. */
 export type HostPattern = string | RegExp;
@@ -142,7 +142,7 @@ export function installFetchSwitch(opts: FetchSwitchOptions): FetchSwitch {
   for (const list of ['hosts', 'allowHosts'] as const) {
     const v: unknown = opts[list];
     if (v !== undefined && !Array.isArray(v)) {
-      throw new TapedeckError('E_ARG', `installFetchSwitch: ${list} must be a list of hosts; got ${typeof v === 'string' ? `the string ${JSON.stringify(v)}` : typeof v}.`, { option: list, hint: `Pass a list, even of one: ${list}: ['api.openai.com'].` });
+      throw new TapedeckError('E_ARG', `installFetchSwitch: ${list} must be a list of hosts; got ${describeArgument(v)}.`, { option: list, hint: `Pass a list, even of one: ${list}: ['api.openai.com'].` });
     }
   }
   const hosts = opts.hosts;

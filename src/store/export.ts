@@ -48,6 +48,7 @@
 import { existsSync } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import { TapedeckError } from '../errors.ts';
+import { describeArgument } from '../option-names.ts';
 import { asTargetError, besideTarget, intoPlace, refuseOpenWriters } from './import/target.ts';
 import { inRecordOrder } from './record-order.ts';
 import { currentHttpKey, isHttpRecord, type HttpRecord } from './records.ts';
@@ -549,7 +550,7 @@ async function writeFrom(scan: TapeStream, path: string, write: OutputSink, opts
 export async function importTapeJSON(json: string, out: string, opts: { force?: boolean; ignoreArgs?: readonly string[]; keepKeys?: boolean } = {}): Promise<{ records: number; rekeyed: number; masked?: number }> {
   // A parsed document given for its text read as "[object Object] is not valid JSON".
   if (typeof json !== 'string') {
-    throw new TapedeckError('E_ARG', `importTapeJSON takes the JSON text of an export (a string); got ${json === null ? 'null' : Array.isArray(json) ? 'an array' : typeof json}.`, { hint: 'Pass the exported text as read from its file, or JSON.stringify(doc) of a parsed one.' });
+    throw new TapedeckError('E_ARG', `importTapeJSON takes the JSON text of an export (a string); got ${describeArgument(json)}.`, { hint: 'Pass the exported text as read from its file, or JSON.stringify(doc) of a parsed one.' });
   }
   const { created, tapedeckVersion, salt, more, values } = parseTapeDocument(json, tapeTypeNamed);
   refuseNewerRecords(values);

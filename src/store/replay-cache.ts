@@ -35,7 +35,7 @@ import { missOnDamagedTape } from './damage-miss.ts';
 import { redactRequest } from './request-redact.ts';
 import { isDeepStrictEqual } from 'node:util';
 import { TapedeckError, type TapedeckErrorDetails } from '../errors.ts';
-import { checkOptionNames, checkOptionsObject, optionNames } from '../option-names.ts';
+import { checkOptionNames, checkOptionsObject, describeArgument, optionNames } from '../option-names.ts';
 import { explainMiss, missHeadline, recordHow, type MissEntry } from '../match/diagnose.ts';
 import { recordingDigests, requestKeys, type RequestDigests, type RequestKeys } from '../match/matcher.ts';
 import { RequestTexts } from '../match/request-texts.ts';
@@ -695,7 +695,7 @@ export class ReplayCache {
  */
 export async function withReplayCache<T>(path: string | RecordBackend, fn: (cache: ReplayCache) => Promise<T>, opts?: ReplayCacheOptions): Promise<T> {
   // Before the cache opens: a record run would otherwise make the tape for a call that cannot run.
-  if (typeof fn !== 'function') throw new TapedeckError('E_ARG', `withReplayCache takes the function to run as its second argument; got ${fn === null ? 'null' : typeof fn}.`, { hint: "withReplayCache('qa.tape', async (cache) => { ... }, { mode: 'record' })" });
+  if (typeof fn !== 'function') throw new TapedeckError('E_ARG', `withReplayCache takes the function to run as its second argument; got ${describeArgument(fn)}.`, { hint: "withReplayCache('qa.tape', async (cache) => { ... }, { mode: 'record' })" });
   const cache = await ReplayCache.open(path, opts);
   let result: T;
   try {

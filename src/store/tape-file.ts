@@ -18,7 +18,7 @@ import { hostname } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { addExtension, Packr } from 'msgpackr/pack';
 import { TapedeckError } from '../errors.ts';
-import { checkOptionsObject } from '../option-names.ts';
+import { checkOptionsObject, describeArgument } from '../option-names.ts';
 import { VERSION } from '../version.ts';
 import { jsonOfMsgpack } from './msgpack-json.ts';
 import { prepareUnregisteredWith, UnregisteredTapeValue, unregisteredValue } from './unregistered-type.ts';
@@ -561,7 +561,7 @@ async function writeAll(fh: FileHandle, data: Uint8Array): Promise<void> {
  * await createTape('test/__tapes__/chat.tape', { created: '2026-01-01T00:00:00.000Z' });
  */
 export async function createTape(path: string, meta: { created?: string; tapedeckVersion?: string; salt?: string | null; more?: Record<string, unknown> } = {}): Promise<void> {
-  if (typeof path !== 'string' || path === '') throw new TapedeckError('E_ARG', `createTape takes the path of the tape to make; got ${path === '' ? 'an empty string' : path === null ? 'null' : typeof path}.`, { hint: "createTape('test/__tapes__/chat.tape')" });
+  if (typeof path !== 'string' || path === '') throw new TapedeckError('E_ARG', `createTape takes the path of the tape to make; got ${describeArgument(path)}.`, { hint: "createTape('test/__tapes__/chat.tape')" });
   checkOptionsObject(meta, 'createTape', "createTape('chat.tape', { created: '2026-01-01T00:00:00.000Z' })", 'its header fields as its second argument');
   const own = { created: meta.created ?? new Date().toISOString(), tapedeckVersion: meta.tapedeckVersion ?? VERSION, ...saltField(meta.salt) };
   // `more`: metadata keys another writer put in a header (an import keeps them), after ours.
@@ -651,7 +651,7 @@ async function tapeExists(path: string): Promise<TapedeckError> {
  */
 export async function readTape(path: string): Promise<TapeContents> {
   // Without it, "Tape undefined: read failed ... Check permissions and free disk space".
-  if (typeof path !== 'string' || path === '') throw new TapedeckError('E_ARG', `readTape takes the path of a tape; got ${path === '' ? 'an empty string' : path === null ? 'null' : typeof path}.`, { hint: "readTape('test/__tapes__/chat.tape')" });
+  if (typeof path !== 'string' || path === '') throw new TapedeckError('E_ARG', `readTape takes the path of a tape; got ${describeArgument(path)}.`, { hint: "readTape('test/__tapes__/chat.tape')" });
   const buf = await readTapeFile(path, 'read');
   // Every record is decoded: with the native string extractor when the tape is large.
   await nativeStringsFor(buf.length);

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { basename, dirname, extname, isAbsolute, join, relative, resolve } from 'node:path';
 import { TapedeckError } from '../errors.ts';
-import { checkOptionsObject } from '../option-names.ts';
+import { checkOptionsObject, describeArgument } from '../option-names.ts';
 
 /** What a naming function gets to name a tape. */
 export interface TapeNameInfo {
@@ -37,7 +37,7 @@ const RESERVED = /^(con|prn|aux|nul|com\d|lpt\d)$/i;
  * slug('uses this.tape')           // 'uses-this-tape'
  */
 export function slug(name: string): string {
-  if (typeof name !== 'string') throw new TapedeckError('E_ARG', `slug takes a test's name, a string; got ${name === null ? 'null' : typeof name}.`, { hint: "slug('streams a story (gpt-4o)')" });
+  if (typeof name !== 'string') throw new TapedeckError('E_ARG', `slug takes a test's name, a string; got ${describeArgument(name)}.`, { hint: "slug('streams a story (gpt-4o)')" });
   let s = name
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')

@@ -17,6 +17,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { TapedeckError } from '../../errors.ts';
+import { describeArgument } from '../../option-names.ts';
 import type { LoadedRecord, LoadResult, RecordBackend, RewriteSelect, StoreWarning, WriterHandle } from '../backend.ts';
 import { decodePayload, FRAME_HEADER_SIZE, isRedactionSalt, parseHeader } from '../tape-codec.ts';
 import { refuseUnregistered } from '../unregistered-type.ts';
@@ -83,7 +84,7 @@ export class RedisBackend implements RecordBackend {
    */
   constructor(url: string, opts: RedisStoreOptions = {}) {
     // An options object in its place read as "Invalid Redis URL [object Object]".
-    if (typeof url !== 'string') throw new TapedeckError('E_ARG', `RedisBackend takes a Redis URL string; got ${url === null ? 'null' : typeof url}.`, { hint: "new RedisBackend('redis://127.0.0.1:6379/0', { namespace: 'my-app' })" });
+    if (typeof url !== 'string') throw new TapedeckError('E_ARG', `RedisBackend takes a Redis URL string; got ${describeArgument(url)}.`, { hint: "new RedisBackend('redis://127.0.0.1:6379/0', { namespace: 'my-app' })" });
     const target = parseRedisUrl(url); // a bad URL fails here, masked
     checkRedisOptions(opts, target.masked);
     this.url = url;
