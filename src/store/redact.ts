@@ -38,7 +38,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 
 import { CREDENTIALS } from '../providers/index.ts';
-import { CREDENTIAL, credentialFrom, mayHoldCredential, maskCredential, maskShapes, shapesIn } from './credential.ts';
+import { CREDENTIAL, credentialFrom, mayHoldCredential, maskCredential, maskShapes, replaceCredentials, searchedText, shapesIn } from './credential.ts';
 import { envSecrets } from './env-secrets.ts';
 import { secretByLastWord } from './secret-words.ts';
 import { typedValue } from './typed-redact.ts';
@@ -367,8 +367,9 @@ export function credentialMatches(s: string): { index: number; text: string }[] 
   const out = shapesIn(s);
   const from = credentialFrom(s);
   if (from < 0) return out;
+  const view = searchedText(s, from);
   CREDENTIAL.lastIndex = from;
-  for (let m = CREDENTIAL.exec(s); m !== null; m = CREDENTIAL.exec(s)) out.push({ index: m.index, text: m[0] });
+  for (let m = CREDENTIAL.exec(view); m !== null; m = CREDENTIAL.exec(view)) out.push({ index: m.index, text: m[0] });
   CREDENTIAL.lastIndex = 0;
   return out;
 }
@@ -609,8 +610,9 @@ export function redactor(opts: RedactOptions = {}): Redactor {
   const plainCredentials = (s: string): string => {
     const from = credentialFrom(s);
     if (from < 0) return s;
+    const view = searchedText(s, from);
     CREDENTIAL.lastIndex = from;
-    return CREDENTIAL.test(s) ? s.replace(CREDENTIAL, maskFound) : s;
+    return CREDENTIAL.test(view) ? replaceCredentials(s, view, maskFound) : s;
   };
   const maskFound = maskCredential(mask);
 

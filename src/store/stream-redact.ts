@@ -25,7 +25,7 @@
  * encoded again.
  */
 import { decodeEventStream, encodeEventStreamMessage, headerString, mayBeEventStream, type EventStreamMessage } from '../providers/wire/aws-eventstream.ts';
-import { CREDENTIAL, credentialFrom, privateKeysIn } from './credential.ts';
+import { CREDENTIAL, credentialFrom, privateKeysIn, searchedText } from './credential.ts';
 import { EMBEDDED_MEMBER, embeddedSecret, isMask, latin1Text, type KnownBody } from './redact.ts';
 import type { EchoingRedactor } from './echo-redact.ts';
 import type { HttpRecord } from './records.ts';
@@ -136,9 +136,10 @@ function credentialsIn(s: string, seek?: Seek): Found[] {
   // run holds none): masked as one string's is (credential.ts), here across the pieces.
   const keys = from >= 0 ? privateKeysIn(s) : [];
   if (from >= 0) {
+    const view = searchedText(s, from);
     CREDENTIAL.lastIndex = from;
     // A bot token's `bot` is kept in view, as redaction keeps it in one string (maskCredential).
-    for (let m = CREDENTIAL.exec(s); m !== null; m = CREDENTIAL.exec(s)) out.push(m[0].startsWith('bot') ? [m.index + 3, m[0].slice(3)] : [m.index, m[0]]);
+    for (let m = CREDENTIAL.exec(view); m !== null; m = CREDENTIAL.exec(view)) out.push(m[0].startsWith('bot') ? [m.index + 3, m[0].slice(3)] : [m.index, m[0]]);
     CREDENTIAL.lastIndex = 0;
   }
   const members = seek?.secretField !== undefined && MEMBER_GATE.test(s) ? membersIn(s, seek.secretField) : [];
