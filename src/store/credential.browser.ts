@@ -42,3 +42,16 @@ export function shapesIn(_s: string): { index: number; text: string }[] {
 export function privateKeysIn(_s: string): { index: number; text: string }[] {
   return [];
 }
+
+/**
+ * The text itself: a key after a percent-encoded separator (`api_key%3Dsk-…`) is not looked for
+ * in a page (the budget), as maskShapes.
+ */
+export function searchedText(s: string, _from: number): string {
+  return s;
+}
+
+/** `s` with CREDENTIAL's matches replaced by `fn` of each (searchedText gives `s` in a page). */
+export function replaceCredentials(s: string, _view: string, fn: (found: string) => string): string {
+  return s.replace(CREDENTIAL, fn);
+}
