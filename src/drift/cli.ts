@@ -13,9 +13,9 @@ import { loadPrices, PRICES_DATE } from './prices.ts';
 import { renderStats } from './render-stats.ts';
 import { tapeStats } from './stats.ts';
 import { awsSignsFor, credentialsFrom } from './live-credentials.ts';
-import { destinationOf, heldMasks, maskedQueryValue, placeRerecorded, planRerecord, rerecord, SIGV4_HEADERS, sigV4Signed, upstreamFor, type AwsSigner, type Placed, type Planned, type Recorder } from './rerecord.ts';
+import { destinationOf, heldMasks, maskedQueryValue, placeRerecorded, planRerecord, rerecord, SIGV4_HEADERS, sigV4Signed, upstreamFor, withTestOf, type AwsSigner, type Placed, type Planned, type Recorder } from './rerecord.ts';
 import { originKey, originOf } from '../store/origins.ts';
-import { createTape, decodeOrWarn, nativeStringsFor, rewriteTapeWith, scanTape, type TapeHeader, type TapeRecordEntry, type TapeWarning } from '../store/tape-file.ts';
+import { createTape, decodeOrWarn, nativeStringsFor, recordFrame, rewriteTapeWith, scanTape, type TapeHeader, type TapeRecordEntry, type TapeWarning } from '../store/tape-file.ts';
 import { isRedactionSalt } from '../store/tape-codec.ts';
 import { isCacheRecord, isHttpRecord, isMcpRecord, isRealtimeRecord } from '../store/records.ts';
 import { REDACTED, redactor } from '../store/redact.ts';
@@ -566,8 +566,23 @@ export async function rerecordCommand(args: string[], recorder: (tape: string) =
         fresh.push('value' in d ? d.value : undefined);
       }
       placed = placeRerecorded(values, recorded, fresh);
-      const frame = (x: Placed) => ('old' in x ? original.records[x.old]! : scan.frames[x.fresh]!);
-      return [scan.bytes.subarray(0, scan.headerEnd), ...placed.order.map((x) => ('old' in x ? original.bytes : scan.bytes).subarray(frame(x).offset, frame(x).offset + frame(x).length))];
+      // A new recording keeps the test its original names (withTestOf), so each test sharing the
+      // tape still replays its own answer; one whose original names none is kept byte for byte.
+      const took = new Map<number, number>();
+      for (const [i, j] of placed.replaced) took.set(j, i);
+      return [
+        scan.bytes.subarray(0, scan.headerEnd),
+        ...placed.order.map((x) => {
+          if ('old' in x) {
+            const f = original.records[x.old]!;
+            return original.bytes.subarray(f.offset, f.offset + f.length);
+          }
+          const i = took.get(x.fresh);
+          const named = i === undefined ? undefined : withTestOf(values[i], fresh[x.fresh]);
+          const f = scan.frames[x.fresh]!;
+          return named !== undefined ? recordFrame(named, x.fresh, partial) : scan.bytes.subarray(f.offset, f.offset + f.length);
+        }),
+      ];
     });
     renameSync(partial, out);
     process.stderr.write(`tapedeck rerecord: recorded ${result.recorded} of ${result.planned} into ${out}; spent about ${usd(result.spent)}.\n`);

@@ -20,6 +20,7 @@ import { isMask } from '../store/redact.ts';
 import { holdsKeyedMaskText, holdsMask } from './masks.ts';
 import { queryDecode } from '../store/query-pairs.ts';
 import { isHttpRecord, type HttpRecord } from '../store/records.ts';
+import { inRecordOrder } from '../store/record-order.ts';
 import { upstreamPrefix, withoutTrailingSlashes } from '../store/upstream-prefix.ts';
 import { assembleRecorded, liveAnswerVerdict } from './answer.ts';
 import { failureReason } from './failure-reason.ts';
@@ -422,6 +423,23 @@ export function placeRerecorded(original: readonly unknown[], recorded: readonly
   const order: Placed[] = original.map((_, i) => (replaced.has(i) ? { fresh: replaced.get(i)! } : { old: i }));
   for (const j of rest) order.push({ fresh: j });
   return { order, replaced };
+}
+
+/**
+ * A new recording as it takes an original's place: with the test that made the original (and its
+ * place among that test's recordings of the request), on a tape tests share. The recorder runs
+ * outside any test, so its record names none: moved over the original, one test replayed another
+ * test's answer, and the next prune dropped the other as unused. Undefined when the original
+ * names no test (the new record is kept byte for byte).
+ *
+ * @example
+ * withTestOf({ kind: 'http', test: 'chat.test.ts > second', repeat: 0 }, fresh) // fresh, with test and repeat
+ */
+export function withTestOf(original: unknown, fresh: unknown): Record<string, unknown> | undefined {
+  if (!isHttpRecord(original) || !isHttpRecord(fresh)) return undefined;
+  const { test, repeat } = original as HttpRecord & { test?: unknown; repeat?: unknown };
+  if (typeof test !== 'string') return undefined;
+  return inRecordOrder({ ...(fresh as unknown as Record<string, unknown>), test, ...(typeof repeat === 'number' ? { repeat } : {}) });
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
