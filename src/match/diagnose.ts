@@ -21,6 +21,7 @@ import { CONTENT_FIELDS, isVolatileName, withoutVolatileMember } from './volatil
 import { comparable, isInputsView } from './embeddings-compare.ts';
 // Browser bundles get member-difference.browser.ts (package.json "browser"): the words alone.
 import { closerLook, sharedChars } from './member-difference.ts';
+import { visibleExcerpts } from './visible-excerpts.ts';
 
 export { recordHow };
 
@@ -160,7 +161,7 @@ function sharedEnds<T>(a: ArrayLike<T>, b: ArrayLike<T>): number {
 function excerpts(a: string, b: string, width = 110): [string, string] {
   const from = Math.max(0, sharedPrefix(a, b) - 40);
   const cut = (s: string) => (from > 0 ? '…' : '') + s.slice(from, from + width) + (s.length > from + width ? '…' : '');
-  return [a ? cut(a) : '(no message)', b ? cut(b) : '(no message)'];
+  return visibleExcerpts(a ? cut(a) : '(no message)', b ? cut(b) : '(no message)');
 }
 
 /** Path of the first differing leaf between two JSON values, e.g. ['content', 0, 'text']. */
