@@ -561,16 +561,20 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
         const failed = s ? s.errors - damagedCalls : 0;
         const notRecorded = s ? (records ? failed : 0) + s.appendFailures : 0;
         const otherErrors = records ? 0 : failed;
-        const summarize = opts.summary ?? ((misses.length > 0 || notRecorded > 0 || damagedCalls > 0 || otherErrors > 0) && entry.kind !== 'test');
+        // Re-recordings took an older recording's place (record mode, known once closed): not
+        // added. The recordings they replaced are off the tape, not unused (record mode serves
+        // nothing, so each is among those unusedCount finds unasked for).
+        const unused = d && s ? Math.max(0, d.unusedCount(used) - (closed?.replaced.length ?? 0)) : 0;
+        // A run that recorded and left recordings nothing asked for: most often the previous
+        // version of a request the code now makes differently, which stays on the tape (rule 5)
+        // and grows it with every edit. Said unasked, with the option that drops them.
+        const stale = records && s !== undefined && s.recorded > 0 && unused > 0 && opts.pruneUnused !== true;
+        const summarize = opts.summary ?? ((misses.length > 0 || notRecorded > 0 || damagedCalls > 0 || otherErrors > 0 || stale) && entry.kind !== 'test');
         if (d && s && summarize) {
-          // Re-recordings took an older recording's place (record mode, known once closed): not
-          // added. The recordings they replaced are off the tape, not unused (record mode serves
-          // nothing, so each is among those unusedCount finds unasked for).
           const rerecorded = s.rerecorded ?? 0;
-          const unused = Math.max(0, d.unusedCount(used) - (closed?.replaced.length ?? 0));
           // Faults that stood in for recordings leave those waiting for retries: none is judged unused.
           const faulted = faultsInPlaceOfRecordings(s.faults);
-          const text = formatFetchSummary({ tape: d.tape, mode: s.mode, replayed: s.hits, added: s.recorded - rerecorded - (s.retried ?? 0), ...(rerecorded > 0 ? { rerecorded } : {}), misses, unused, ...(faulted.calls > 0 ? { unusedNotChecked: faulted.text } : {}), notRecorded, damaged: damagedCalls, failed: otherErrors });
+          const text = formatFetchSummary({ tape: d.tape, mode: s.mode, replayed: s.hits, added: s.recorded - rerecorded - (s.retried ?? 0), ...(rerecorded > 0 ? { rerecorded } : {}), misses, unused, ...(faulted.calls > 0 ? { unusedNotChecked: faulted.text } : {}), notRecorded, damaged: damagedCalls, failed: otherErrors, ...(stale && faulted.calls === 0 ? { stale: true } : {}) });
           if (typeof opts.summary === 'function') opts.summary(text);
           else if (typeof process !== 'undefined' && process.stderr) process.stderr.write(`${text}\n`);
           else console.warn(text);

@@ -20,7 +20,7 @@ describe('createFetch summary at close', () => {
     await chat(f, 'one');
     await chat(f, 'three');
     await f.close();
-    expect(text).toBe(`tapedeck: ${tape} (update): 1 replayed, 1 recording added, 0 misses, 1 unused recording`);
+    expect(text).toBe(`tapedeck: ${tape} (update): 1 replayed, 1 recording added, 0 misses, 1 unused recording\n  The unused recording stays on the tape (earlier versions of requests the code now makes differently?): createFetch({ pruneUnused: true }) removes what a run did not ask for as it closes.`);
     const g = createFetch({ tape, mode: 'replay', summary: (t) => (text = t) });
     await chat(g, 'four');
     await g.close();
@@ -46,7 +46,38 @@ describe('createFetch summary at close', () => {
     await chat(again, 'three');
     await again.close();
     // `one`'s old recording is off the tape, not unused: `two` alone is.
-    expect(text).toBe(`tapedeck: ${tape} (record): 0 replayed, 2 recordings added, 1 re-recorded (replaced), 0 misses, 1 unused recording`);
+    expect(text).toBe(`tapedeck: ${tape} (record): 0 replayed, 2 recordings added, 1 re-recorded (replaced), 0 misses, 1 unused recording\n  The unused recording stays on the tape (earlier versions of requests the code now makes differently?): createFetch({ pruneUnused: true }) removes what a run did not ask for as it closes.`);
     expect((await readTape(tape)).records).toHaveLength(4);
+  });
+  it('a record run that leaves recordings nothing asked for says so unasked, with the option that drops them', async () => {
+    const tape = join(dir, 'stale.tape');
+    const first = createFetch({ tape, mode: 'record', fetch: globalThis.fetch, summary: false });
+    await chat(first, 'Hi');
+    await first.close();
+    // The prompt changed: the record run the miss asks for leaves the old prompt's recording.
+    const said: string[] = [];
+    const write = process.stderr.write;
+    process.stderr.write = ((chunk: string | Uint8Array) => (said.push(String(chunk)), true)) as typeof process.stderr.write;
+    try {
+      const again = createFetch({ tape, mode: 'record', fetch: globalThis.fetch });
+      await chat(again, 'Hello');
+      await again.close();
+      // Nothing recorded and nothing left over: nothing said.
+      const replay = createFetch({ tape, mode: 'replay' });
+      await chat(replay, 'Hello');
+      await replay.close();
+    } finally {
+      process.stderr.write = write;
+    }
+    expect(said).toHaveLength(1);
+    expect(said[0]).toContain(`tapedeck: ${tape} (record): 0 replayed, 1 recording added, 0 misses, 1 unused recording`);
+    expect(said[0]).toContain('createFetch({ pruneUnused: true })');
+    expect((await readTape(tape)).records).toHaveLength(2);
+    // With the option, the run drops it and says nothing of it.
+    const pruning = createFetch({ tape, mode: 'record', fetch: globalThis.fetch, pruneUnused: true, onWarning: () => {}, summary: (t) => said.push(t) });
+    await chat(pruning, 'Hello');
+    await pruning.close();
+    expect(said[1]).not.toContain('pruneUnused');
+    expect((await readTape(tape)).records).toHaveLength(1);
   });
 });
