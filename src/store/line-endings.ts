@@ -67,7 +67,7 @@ export function convertedTape(file: string, how: string, at?: number): TapedeckE
     offset: at ?? 5,
     what: `line endings converted (${how})`,
     converted: true,
-    hint: 'Undo the conversion: restore the tape from version control with "*.tape -text" in .gitattributes (npx tapedeck init adds it), or unpack it again without text conversion. Do not prune it: that would drop every changed record.',
+    hint: 'Undo the conversion: restore the tape from version control with "*.tape -text" in .gitattributes (npx llm-tapedeck init adds it), or unpack it again without text conversion. Do not prune it: that would drop every changed record.',
   });
 }
 

@@ -297,15 +297,19 @@ export interface ReplayRecord {
   meta?: Record<string, unknown>;
 }
 
-/** Per-call options of put (an array is shorthand for `{ ignoredArgs }`). */
+/**
+ * Per-call options of put (an array is shorthand for `{ ignoredArgs }`). Each may be given as
+ * undefined (`contentType: res.headers.get('content-type') ?? undefined`), which is how it is
+ * left out, also under `exactOptionalPropertyTypes`.
+ */
 export interface ReplayPutOptions {
-  ignoredArgs?: readonly string[];
+  ignoredArgs?: readonly string[] | undefined;
   /** How long the live call took, in milliseconds. */
-  durationMs?: number;
+  durationMs?: number | undefined;
   /** The exact response bytes (and content type) for byte-exact replay. */
-  raw?: { body: Uint8Array | ArrayBuffer | ArrayBufferView | string; contentType?: string };
+  raw?: { body: Uint8Array | ArrayBuffer | ArrayBufferView | string; contentType?: string | undefined } | undefined;
   /** Anything worth keeping with the record: test name, run id, cost. */
-  meta?: Record<string, unknown>;
+  meta?: Record<string, unknown> | undefined;
 }
 
 /** The canonical form of an ignoredArgs list stored in records: sorted JSON, '' for none. */

@@ -35,6 +35,8 @@ describe('a tape with converted line endings', () => {
     const err = await readTape(tape).then(() => undefined, (e: { code?: string; message: string; hint?: string }) => e);
     expect(err?.code).toBe('E_TAPE_CORRUPT');
     expect(err?.message).toContain(`had its line endings converted (${how})`);
+    // The package's name: `npx tapedeck` outside a project with it installed runs another package.
+    expect(err?.hint).toContain('npx llm-tapedeck init');
 
     const v = tapedeck('verify', tape);
     expect(v.status).toBe(1);

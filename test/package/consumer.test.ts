@@ -189,7 +189,9 @@ createFetch({ tape: 't.tape', mode: 42 });
   // their interface in the consumer's compile. Every entry point is imported, so every shipped
   // declaration it reaches is checked.
   it('a consumer with exactOptionalPropertyTypes type-checks every entry point', () => {
-    writeFileSync(join(p.dir, 'strict.mts'), importsOf(ENTRIES));
+    // And the docs' put with the answer's own bytes, whose content type may be absent (`?? undefined`).
+    const put = `\nimport { ReplayCache as PutCache } from 'llm-tapedeck/store';\nexport async function putRaw(cache: PutCache, res: Response): Promise<void> {\n  const body = new Uint8Array(await res.arrayBuffer());\n  await cache.put({ q: 1 }, { a: 1 }, { durationMs: 5, raw: { body, contentType: res.headers.get('content-type') ?? undefined }, meta: { test: 't' } });\n}\n`;
+    writeFileSync(join(p.dir, 'strict.mts'), importsOf(ENTRIES) + put);
     const strict = { compilerOptions: { ...TSCONFIG.compilerOptions, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, skipLibCheck: false }, files: ['strict.mts'] };
     writeFileSync(join(p.dir, 'tsconfig.strict.json'), JSON.stringify(strict));
     const r = tsc(join(root, 'node_modules/typescript/bin/tsc'), ['-p', 'tsconfig.strict.json']);
