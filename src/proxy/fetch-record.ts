@@ -201,6 +201,7 @@ async function answerOf(open: OpenAnswers, d: Deck, p: Prepared, dreq: DeckReque
     },
     cancel() {
       cancelled = true;
+      turn?.left(p.route, (m) => d.warnOnce(m), () => log.lastAt());
       void drain();
     },
   });
@@ -209,6 +210,8 @@ async function answerOf(open: OpenAnswers, d: Deck, p: Prepared, dreq: DeckReque
   const onAbort = () => {
     if (cancelled) return;
     cancelled = true;
+    // Nobody reads it now: stalled, it must not hold later identical answers (./record-turns.ts).
+    turn?.left(p.route, (m) => d.warnOnce(m), () => log.lastAt());
     try {
       controller.error(signal.reason);
     } catch {

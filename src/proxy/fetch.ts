@@ -16,7 +16,7 @@ import { formatFetchSummary } from './fetch-summary.ts';
 import { asTapedeckError, errorAnswer, showsWholeBody, statusOf, statusTextOf } from './http-errors.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import { unrecordedByKey, unrecordedMiss } from './unrecordable.ts';
-import { UpstreamLink } from './upstream.ts';
+import { headersWait, UpstreamLink } from './upstream.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS, timeoutOption, type UpstreamTimeouts } from './timeouts.ts';
 import { recordStream, type OpenAnswers } from './fetch-record.ts';
 import { NULL_BODY, toHeaders } from './fetch-headers.ts';
@@ -463,6 +463,8 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
         if (signal.aborted) throw signal.reason;
         d.count(decision.matchedBy);
         used.add(decision.record.trace);
+        // A stream's headers as late as the upstream's came (an SDK timeout or abort before them fires as it did live).
+        if (d.timing === 'recorded') await untilAborted(headersWait(decision.record), signal);
         const r = replayResponse(decision.record, decision.matchedBy, decision.warnings, d.timing, dreq.method, signal);
         if (mark) r.headers.set('x-tapedeck-fault', mark);
         return r;

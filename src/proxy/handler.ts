@@ -20,7 +20,7 @@ import { Flights } from './flights.ts';
 import { unrecordedByKey, unrecordedMiss } from './unrecordable.ts';
 import { awsCredentialsFromEnv, refusedSignatureWarning, resignForUpstream, type SigV4Outcome } from './aws-resign.ts';
 import type { AwsCredentials } from './sigv4.ts';
-import { ChunkLog, FinalEventHold, readWhole, safeUrl, storedResponseHeaders, streamsAnswer, UpstreamLink, upstreamTarget, upstreamUrl } from './upstream.ts';
+import { ChunkLog, FinalEventHold, headersWait, readWhole, safeUrl, storedResponseHeaders, streamsAnswer, UpstreamLink, upstreamTarget, upstreamUrl } from './upstream.ts';
 import { upstreamPrefix } from '../store/upstream-prefix.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS, graceOption, timeoutOption, type UpstreamTimeouts } from './timeouts.ts';
 import { handleReplay, type ReplaySource } from '../replay/handler.ts';
@@ -629,10 +629,14 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
     // recorded if whole: it was paid for, and the next client asking gets it from the tape.
     let clientGone = false;
     let keep = false;
+    // For a stream being recorded as it is passed on: when its last chunk came (./record-turns.ts).
+    let lastHeard: (() => number) | undefined;
     res.once('close', () => {
       if (res.writableFinished) return;
       clientGone = true;
       if (!keep) call.abort('client');
+      // Read on for its record: stalled, it must not hold later identical answers (./record-turns.ts).
+      else if (lastHeard && turn && p) turn.left(p.route, (m) => d.warnOnce(m), lastHeard);
     });
     let up: Response;
     try {
@@ -681,6 +685,7 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
     };
     if (!recordIt) head();
     const log = recordIt ? new ChunkLog() : undefined;
+    if (log) lastHeard = () => log.lastAt();
     // The chunk with the stream's final event waits for the record (FinalEventHold).
     const hold = recordIt ? new FinalEventHold() : undefined;
     if (up.body) {
@@ -866,6 +871,9 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
         return undefined;
       }
     }
+    // `recorded` timing: a stream's headers as late as the upstream's came, then its chunks paced.
+    const late = paced && d.timing === 'recorded' && req.method !== 'HEAD' && !CONTENT_FREE.has(rec.response.status) ? headersWait(rec) : undefined;
+    if (late) return late.then(() => (gone(res) ? undefined : (res.writeHead(rec.response.status, headers), writePaced(res, rec, 'recorded'))));
     res.writeHead(rec.response.status, headers);
     if (CONTENT_FREE.has(rec.response.status) || req.method === 'HEAD') res.end();
     else if (!paced) {

@@ -9,17 +9,27 @@ import { TapedeckError } from '../errors.ts';
 import { missHeadline } from '../match/diagnose.ts';
 import type { Deck } from './deck.ts';
 
-const UNREACHABLE = new Set(['E_UPSTREAM', 'E_UPSTREAM_TIMEOUT']);
+/**
+ * Whether an upstream failure means the upstream cannot be reached from here at all (refused
+ * connection, DNS, TLS, the connect timeout), so that recording needs the network. One that took
+ * the connection and dropped it, or was slower than the idle timeout, failed this once: it stays
+ * the retryable E_UPSTREAM / E_UPSTREAM_TIMEOUT record mode gives, which SDKs retry, with its own
+ * advice (raise the idle timeout), not a final miss that blames the network and the key.
+ */
+function unreachable(e: TapedeckError): boolean {
+  if (e.code === 'E_UPSTREAM') return e.details.reached !== true;
+  return e.code === 'E_UPSTREAM_TIMEOUT' && e.details.timeout === 'connect';
+}
 
 /**
- * The error an upstream call failed with, or, for a request that missed in update mode, the
- * miss that says recording it needs the network.
+ * The error an upstream call failed with, or, for a request that missed in update mode and an
+ * upstream that could not be reached at all, the miss that says recording it needs the network.
  *
  * @example
  * catch (e) { throw unrecordedMiss(deck, decision.miss, e) }
  */
 export function unrecordedMiss(d: Deck, miss: TapedeckError | undefined, e: unknown): unknown {
-  if (!miss || !(e instanceof TapedeckError) || !UNREACHABLE.has(e.code)) return e;
+  if (!miss || !(e instanceof TapedeckError) || !unreachable(e)) return e;
   // The upstream error's own hint (check --upstream, replay) is not what this user needs.
   const said = e.hint ? e.message.slice(0, e.message.length - e.hint.length - 1) : e.message;
   const why = said.replace(/\.$/, '').replace(/; nothing was recorded$/, '');

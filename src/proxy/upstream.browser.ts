@@ -93,3 +93,8 @@ function unreachable(url: string, e: unknown): TapedeckError {
     hint: "Check the network and the client's base URL, or replay from the tape (createReplayFetch mode 'replay').",
   });
 }
+
+/** A page's replay sends a stream's headers at once, whatever `timing` says (see ./upstream.ts). */
+export function headersWait(_rec: unknown): undefined {
+  return undefined;
+}

@@ -6,7 +6,7 @@ import { TapedeckError } from '../errors.ts';
 import { withoutTrailingSlashes } from '../store/upstream-prefix.ts';
 import { forwardHeaders, NULL_BODY } from './fetch-headers.ts';
 import { UNSTORED_RESPONSE_HEADERS, type DeckRequest } from './deck.ts';
-import type { StoredHeaders } from '../store/records.ts';
+import type { HttpRecord, StoredHeaders } from '../store/records.ts';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS, timeoutOption, type UpstreamTimeouts } from './timeouts.ts';
 import { FINAL_EVENT_MARKERS } from '../providers/index.ts';
 
@@ -69,6 +69,23 @@ export function safeUrl(url: string): string {
   } catch {
     return url.replace(/[?#].*$/s, '');
   }
+}
+
+/**
+ * For replay with `timing: 'recorded'`: a wait as long as the recorded stream's headers took to
+ * come, or undefined for none. The record holds it: `durationMs` runs from sending the request to
+ * the answer's end, and the last chunk's time counts from the headers. Only for an answer recorded
+ * in chunks (a stream): a whole answer's chunk times are not kept.
+ *
+ * @example
+ * await headersWait({ durationMs: 2600, response: { chunks: [[3, 80], [2100, 900]] } }) // resolves after 500 ms
+ */
+export function headersWait(rec: Pick<HttpRecord, 'durationMs' | 'response'>): Promise<void> | undefined {
+  const chunks = rec.response.chunks;
+  const ms = chunks && chunks.length > 1 ? rec.durationMs - chunks[chunks.length - 1]![0] : 0;
+  if (!(ms > 0)) return undefined;
+  // Not unref'd: a replay in a script may be all the process waits on.
+  return new Promise<void>((r) => setTimeout(r, ms));
 }
 
 /** Why a call ended early, kept so the failure it causes can be named (timeout, client, shutdown). */
@@ -415,6 +432,8 @@ function unreachable(url: string, e: unknown, connectTimeoutMs: number | undefin
     return new TapedeckError('E_UPSTREAM', `Upstream ${origin} closed the connection without answering (${why}); nothing was recorded.`, {
       upstream: origin,
       cause: why,
+      // Reached: a retry may be answered, so update mode does not turn it into a miss (./unrecordable.ts).
+      reached: true,
       hint: 'The upstream took the request and dropped it (a crash, a proxy in between, a body it refused): retry, or look at what the upstream logged.',
     });
   }
@@ -444,6 +463,12 @@ export class ChunkLog {
     // (base64 in `export --review`), a Uint8Array of JSON as readable JSON.
     const joined = Buffer.concat(this.parts, this.total);
     return new Uint8Array(joined.buffer, joined.byteOffset, joined.byteLength);
+  }
+
+  /** When the last chunk came (performance.now() time), or the log began if none came yet. */
+  lastAt(): number {
+    const last = this.marks[this.marks.length - 1];
+    return last ? this.start + last[0] : this.start;
   }
 
   /** Chunk marks, only when the body came in more than one piece. */
