@@ -22,6 +22,12 @@ export interface OpenAnswers {
   readonly inFlight: Set<Promise<unknown>>;
   /** Recorded answers whose body the caller has not read to the end yet: each reads the rest. */
   readonly unread: Set<() => Promise<void>>;
+  /**
+   * Answers whose caller has gone (it aborted or cancelled), read on for their records: when
+   * each last heard from its upstream (performance.now() time). close() need not wait out its
+   * bound for them once they are all silent.
+   */
+  readonly left?: Set<() => number>;
 }
 
 /**
@@ -144,6 +150,13 @@ async function answerOf(open: OpenAnswers, d: Deck, p: Prepared, dreq: DeckReque
     d.warnOnce(upstreamCutWarning(p.route, e));
   };
   let controller!: ReadableStreamDefaultController<Uint8Array>;
+  // Its caller has gone: close() may cut it once its upstream falls silent (OpenAnswers.left).
+  const heard = () => log.lastAt();
+  const callerLeft = () => {
+    if (!open.left || open.left.has(heard)) return;
+    open.left.add(heard);
+    void tracked.then(() => open.left!.delete(heard));
+  };
   // Reads the rest of the upstream answer without waiting for the caller: after the caller
   // cancelled (it is still recorded whole), or when close() finds a body nobody read (close
   // must not wait forever for a reader that never comes). What is read stays readable.
@@ -202,6 +215,7 @@ async function answerOf(open: OpenAnswers, d: Deck, p: Prepared, dreq: DeckReque
     cancel() {
       cancelled = true;
       turn?.left(p.route, (m) => d.warnOnce(m), () => log.lastAt());
+      callerLeft();
       void drain();
     },
   });
@@ -212,6 +226,7 @@ async function answerOf(open: OpenAnswers, d: Deck, p: Prepared, dreq: DeckReque
     cancelled = true;
     // Nobody reads it now: stalled, it must not hold later identical answers (./record-turns.ts).
     turn?.left(p.route, (m) => d.warnOnce(m), () => log.lastAt());
+    callerLeft();
     try {
       controller.error(signal.reason);
     } catch {

@@ -13,6 +13,7 @@ import { refuseChaos } from '../chaos/refused.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
 import { CHAOS_HEADER, abandonedBy, faultsInPlaceOfRecordings, damagedAnswer, faultHeader, faultSent, heldUntilAborted, lateBy, liveDamageAnswer, needsRecordBehind, planChaos, recordBehind, recordedBehind, statusFaultHeaders, withoutChaosHeader, type DamagePlan, type HttpChaos } from './chaos.ts';
 import { formatFetchSummary } from './fetch-summary.ts';
+import { cutLeftWhenQuiet } from './left-answers.ts';
 import { asTapedeckError, errorAnswer, showsWholeBody, statusOf, statusTextOf } from './http-errors.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import { unrecordedByKey, unrecordedMiss } from './unrecordable.ts';
@@ -273,7 +274,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
   const inFlight = new Set<Promise<unknown>>();
   /** Recorded answers whose body the caller has not read to the end yet. */
   const unread = new Set<() => Promise<void>>();
-  const open: OpenAnswers = { inFlight, unread };
+  const open: OpenAnswers = { inFlight, unread, left: new Set() };
   let closing: Promise<void> | undefined;
   // For the summary at close (opts.summary): recordings served or made, and misses.
   const used = new Set<string>();
@@ -540,6 +541,8 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       const timer = setTimeout(() => {
         link.shutdown(`This tapedeck fetch was closed before the upstream finished answering (shutdown timeout ${shutdownTimeoutMs} ms); nothing was recorded.`);
       }, withinMs);
+      // Answers whose callers aborted them, read on for their records, are cut once silent (./left-answers.ts).
+      const quiet = cutLeftWhenQuiet(open, link);
       try {
         for (;;) {
           // Bodies nobody is reading are read now, so they are recorded and close can finish.
@@ -549,6 +552,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
         }
       } finally {
         clearTimeout(timer);
+        quiet();
       }
       // A tape that never opened has nothing to write: its error went to the calls.
       const d = await opening.catch(() => undefined);

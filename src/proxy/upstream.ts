@@ -213,12 +213,16 @@ export class UpstreamLink {
     return this.shutdownMessage;
   }
 
+  /** @internal What to do about it, when shutdown() was told (else the surface's shutdown hint). */
+  closedHint: string | undefined;
+
   /**
    * Aborts every call in flight (their sockets are closed). Those still waiting for headers
-   * fail with E_PROXY_CLOSED and `message`; bodies being read error.
+   * fail with E_PROXY_CLOSED and `message` (and `hint`, when given); bodies being read error.
    */
-  shutdown(message: string): void {
+  shutdown(message: string, hint?: string): void {
     this.shutdownMessage = message;
+    if (hint !== undefined) this.closedHint = hint;
     for (const call of [...this.calls]) call.abort('shutdown');
   }
 
@@ -335,7 +339,7 @@ export class UpstreamCall {
       case 'shutdown':
         return new TapedeckError('E_PROXY_CLOSED', this.link.closedMessage ?? 'tapedeck was closed before the upstream answered.', {
           upstream: where,
-          hint: this.link.hints.shutdown,
+          hint: this.link.closedHint ?? this.link.hints.shutdown,
         });
       default:
         return undefined;
