@@ -25,6 +25,7 @@ export {
   readTapeReports,
   summarizeRun,
   writeTapeReport,
+  type FallbackReport,
   type FormatOptions,
   type MissReport,
   type RunSummary,

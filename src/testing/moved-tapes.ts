@@ -6,7 +6,7 @@
  * (`<file> > <name>`): a tape of the same name elsewhere in the project whose recordings name
  * this test's name in a test file that no longer exists is where they went.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { basename, dirname, extname, join, relative, resolve, sep } from 'node:path';
 import { readTape } from '../store/tape-file.ts';
 import { shellQuote } from './shell-quote.ts';
@@ -46,10 +46,47 @@ function tapeIndex(root: string): Map<string, string[]> {
 /** `path` relative to `root` with `/` separators. */
 const rel = (root: string, path: string): string => relative(root, path).split(sep).join('/');
 
+/** The files under `dir`, each relative to it (`/` separators), folders walked. */
+function filesUnder(dir: string, below = ''): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(join(dir, below), { withFileTypes: true })) {
+    const name = below === '' ? e.name : `${below}/${e.name}`;
+    if (e.isDirectory()) out.push(...filesUnder(dir, name));
+    else out.push(name);
+  }
+  return out;
+}
+
+/**
+ * The command that moves the files of the folder `from` into the folder `to`, which exists: a
+ * `mv` of the folder would put it inside (`to/<name of from>/`). One `mkdir -p && mv` per
+ * folder of files; a file that is at both places is not moved (mv would overwrite the one
+ * there), and a comment at the end of the command names it.
+ */
+function mergeCommand(root: string, from: string, to: string): string {
+  const byFolder = new Map<string, string[]>();
+  const kept: string[] = [];
+  for (const f of filesUnder(from).sort()) {
+    if (existsSync(join(to, f))) {
+      kept.push(f);
+      continue;
+    }
+    const folder = dirname(f) === '.' ? '' : dirname(f);
+    byFolder.set(folder, [...(byFolder.get(folder) ?? []), f]);
+  }
+  const moves = [...byFolder].map(([folder, files]) => {
+    const into = rel(root, join(to, folder));
+    return `mkdir -p ${shellQuote(into)} && mv ${files.map((f) => shellQuote(rel(root, join(from, f)))).join(' ')} ${shellQuote(`${into}/`)}`;
+  });
+  const note = kept.length > 0 ? ` # not moved, ${rel(root, to)} has a file of that name already (compare them; mv would overwrite it): ${kept.join(', ')}` : '';
+  return `${moves.join(' && ')}${note}`;
+}
+
 /**
  * The command that moves `from` to where the test looks now (`to`): the old file's whole tape
  * folder (`__tapes__/chat.test/`, every test of that file) when `to` has the same place below
- * a folder of that name that does not exist yet, else the tape alone.
+ * a folder of that name (moved as a folder when that does not exist yet, file by file into it
+ * when it does), else the tape alone.
  */
 function moveCommand(root: string, from: string, to: string, oldFile: string): string {
   const stems = new Set([basename(oldFile), basename(oldFile, extname(oldFile))]);
@@ -58,7 +95,7 @@ function moveCommand(root: string, from: string, to: string, oldFile: string): s
     const rest = relative(dir, from);
     if (!to.endsWith(`${sep}${rest}`)) break;
     const target = to.slice(0, to.length - rest.length - 1);
-    if (existsSync(target)) break;
+    if (existsSync(target)) return mergeCommand(root, dir, target);
     return `mkdir -p ${shellQuote(rel(root, dirname(target)))} && mv ${shellQuote(rel(root, dir))} ${shellQuote(rel(root, target))}`;
   }
   return `mkdir -p ${shellQuote(rel(root, dirname(to)))} && mv ${shellQuote(rel(root, from))} ${shellQuote(rel(root, to))}`;
@@ -96,6 +133,59 @@ export async function movedRecordings(tape: string, owner: string, root: string)
       // The same test name in a test file that is still there is another test, not this one.
       if (file === ownFile || existsSync(resolve(root, file))) continue;
       return { tape: candidate, file, move: moveCommand(resolve(root), candidate, to, resolve(root, file)) };
+    }
+  }
+  return undefined;
+}
+
+/** A tape no longer named after the test that holds the request a test missed (see {@link tapeWithRequest}). */
+export interface SameRequestTape {
+  /** The tape (absolute). */
+  tape: string;
+  /** The test its recording of the request names, if it names one. */
+  test?: string;
+  /** A shell command, run from the root, that moves it where the test looks now. */
+  move: string;
+}
+
+/** At most this many tapes are read for a miss: a folder of a thousand tests must not stall it. */
+const MAX_LOOKED_AT = 64;
+
+/**
+ * For a test whose tape `tape` does not exist, a tape that holds a recording of the request it
+ * missed (`key`, as the miss names it): one beside it (the tape of a test since renamed), or
+ * one of the same file name in another folder (a test moved to another test file, or suite).
+ * It may as well be another test's that makes the same request: the miss says "if". Companion
+ * tapes (`.mcp.tape`, `.cache.tape`) hold no HTTP recordings and are passed over. Undefined
+ * when none of the tapes looked at holds it.
+ *
+ * @example
+ * await tapeWithRequest('/p/test/__tapes__/chat.test/greets-the-user.tape', 'a1b2…', '/p')
+ * // { tape: '/p/test/__tapes__/chat.test/says-hello.tape', test: 'test/chat.test.ts > says hello',
+ * //   move: 'mkdir -p test/__tapes__/chat.test && mv test/__tapes__/chat.test/says-hello.tape test/__tapes__/chat.test/greets-the-user.tape' }
+ */
+export async function tapeWithRequest(tape: string, key: string, root: string): Promise<SameRequestTape | undefined> {
+  const to = resolve(root, tape);
+  let beside: string[] = [];
+  try {
+    beside = readdirSync(dirname(to)).filter((n) => n.endsWith('.tape') && !/\.(mcp|cache)\.tape$/.test(n)).map((n) => join(dirname(to), n));
+  } catch {
+    // no folder yet: only tapes elsewhere
+  }
+  const elsewhere = tapeIndex(resolve(root)).get(basename(to)) ?? [];
+  const candidates = [...new Set([...beside.sort(), ...[...elsewhere].sort()])].filter((c) => c !== to && existsSync(c)).slice(0, MAX_LOOKED_AT);
+  for (const candidate of candidates) {
+    let records;
+    try {
+      records = (await readTape(candidate)).records;
+    } catch {
+      continue; // a damaged tape: not one to point at
+    }
+    for (const r of records) {
+      const v = r.value as { kind?: unknown; key?: unknown; test?: unknown } | null;
+      if (v?.kind !== 'http' || v.key !== key) continue;
+      const move = `mkdir -p ${shellQuote(rel(root, dirname(to)))} && mv ${shellQuote(rel(root, candidate))} ${shellQuote(rel(root, to))}`;
+      return { tape: candidate, ...(typeof v.test === 'string' ? { test: v.test } : {}), move };
     }
   }
   return undefined;

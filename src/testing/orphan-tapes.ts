@@ -13,9 +13,6 @@ import { tapesUnder } from '../store/tape-files.ts';
 import { sessionRemain } from '../realtime/usage-mark.ts';
 import { walkSource } from './source-walk.ts';
 
-/** Companion tapes (`tape.cache()`, `tape.mcp()`) belong to the test tape beside them. */
-const COMPANION = /\.(cache|mcp)\.tape$/;
-
 /** A tape no test of the run opened, in the tape folder of a test file that ran whole. */
 export interface OrphanCandidate {
   tape: string;
@@ -50,7 +47,9 @@ export function orphanTapes(testFiles: readonly string[], opened: ReadonlySet<st
     // tapes recorded before they got folders of their own (`chat.test.js/`).
     const unrun = basename(dir) === basename(file, extname(file)) ? namesakes(file).filter((other) => !complete.has(other)) : [];
     for (const tape of tapesUnder(dir, 'skip')) {
-      if (used.has(tape) || used.has(tape.replace(COMPANION, '.tape'))) continue;
+      // A companion tape (`<tape>.cache.tape`, `<tape>.mcp.tape`) is opened by its own report:
+      // a test that stopped calling tape.cache() or tape.mcp() opens its test tape alone.
+      if (used.has(tape)) continue;
       const seen = out.get(tape);
       out.set(tape, { tape, unrun: [...new Set([...(seen?.unrun ?? []), ...unrun])] });
     }
@@ -92,7 +91,7 @@ export function goneFileTapes(roots: readonly string[], opened: ReadonlySet<stri
         const owner = join(dir, f.name);
         if (existsSync(owner) || SCRIPT_EXTS.some((ext) => existsSync(owner + ext))) continue;
         for (const tape of tapesUnder(join(sub, f.name), 'skip')) {
-          if (!used.has(tape) && !used.has(tape.replace(COMPANION, '.tape'))) out.add(tape);
+          if (!used.has(tape)) out.add(tape);
         }
       }
     }

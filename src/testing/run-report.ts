@@ -51,6 +51,20 @@ export interface MissReport {
   afterPass?: true;
 }
 
+/**
+ * A call answered with another request's recording (`match: 'signature'` or `'hybrid'` in
+ * replay): no miss, so said in the summary, or an edited prompt passes on the old one's answer.
+ */
+export interface FallbackReport {
+  test?: string;
+  /** The route, how it matched and what differed from the recording that answered. */
+  answer: string;
+  /** The matching that allowed it (`hybrid`, `signature`). */
+  match: string;
+  /** The command that records the test (update mode records a request with no recording of its own). */
+  command: string;
+}
+
 /** What one test tape did in one test (or file). */
 export interface TapeReport {
   /** The tape file (with a store: the name its namespace was made from). */
@@ -93,6 +107,8 @@ export interface TapeReport {
   failedRequests?: number;
   /** Calls answered by a recording again, past those recorded for their request (see DeckStats.repeats). */
   repeats?: number;
+  /** Calls answered by another request's recording (a fallback of signature or hybrid matching). */
+  fallbacks?: FallbackReport[];
   /** Requests the test's fetch switch refused (`install({ blockNetwork: true })`), by host. */
   refused?: Record<string, number>;
 }
@@ -118,6 +134,8 @@ export interface TapeSummary {
   unusedTraces: string[];
   /** Calls answered by a recording again past those recorded for them. */
   repeats?: number;
+  /** Calls answered by another request's recording (see TapeReport.fallbacks). */
+  fallbacks?: number;
   /** Requests refused by the fetch switch of its tests (blockNetwork). */
   refused?: number;
   /**
@@ -147,6 +165,9 @@ export interface RunSummary {
   errorsNotRecorded?: number;
   /** Calls answered by a recording again past those recorded for them (see TapeSummary). */
   repeats?: number;
+  /** Calls answered by another request's recording, with their tape (see TapeReport.fallbacks). */
+  fallbacks?: number;
+  fallbackCalls?: (FallbackReport & { tape: string })[];
   unused: number;
   /** Faults injected on demand (chaos) in the run, by name. */
   faults?: Record<string, number>;
@@ -377,6 +398,7 @@ async function summarizeTape(tape: string, rs: readonly TapeReport[], opts: Summ
   const misses = rs.reduce((n, r) => n + r.misses.length, 0);
   const errorsNotRecorded = rs.reduce((n, r) => n + (r.errorsNotRecorded ?? 0), 0);
   const repeats = rs.reduce((n, r) => n + (r.repeats ?? 0), 0);
+  const fallbacks = rs.reduce((n, r) => n + (r.fallbacks?.length ?? 0), 0);
   const refused = rs.reduce((n, r) => n + Object.values(r.refused ?? {}).reduce((a, b) => a + b, 0), 0);
   const used = new Set(rs.flatMap((r) => r.used));
   const unusedTraces: string[] = [];
@@ -414,7 +436,7 @@ async function summarizeTape(tape: string, rs: readonly TapeReport[], opts: Summ
     }
   }
   const mode = rs[rs.length - 1]!.mode;
-  return { tape, ...(store && namespace ? { store, namespace } : {}), mode, added, ...(rerecorded > 0 ? { rerecorded } : {}), ...(unrecorded > 0 ? { unrecorded } : {}), hits, misses, ...(errorsNotRecorded > 0 ? { errorsNotRecorded } : {}), ...(repeats > 0 ? { repeats } : {}), ...(refused > 0 ? { refused } : {}), unused: unusedTraces.length, unusedTraces, ...(unreadable ? { unreadable } : {}) };
+  return { tape, ...(store && namespace ? { store, namespace } : {}), mode, added, ...(rerecorded > 0 ? { rerecorded } : {}), ...(unrecorded > 0 ? { unrecorded } : {}), hits, misses, ...(errorsNotRecorded > 0 ? { errorsNotRecorded } : {}), ...(repeats > 0 ? { repeats } : {}), ...(fallbacks > 0 ? { fallbacks } : {}), ...(refused > 0 ? { refused } : {}), unused: unusedTraces.length, unusedTraces, ...(unreadable ? { unreadable } : {}) };
 }
 
 /**
@@ -450,6 +472,7 @@ export async function summarizeRun(reports: readonly TapeReport[], opts: Summary
     summary.hits += t.hits;
     if (t.errorsNotRecorded) summary.errorsNotRecorded = (summary.errorsNotRecorded ?? 0) + t.errorsNotRecorded;
     if (t.repeats) summary.repeats = (summary.repeats ?? 0) + t.repeats;
+    if (t.fallbacks) summary.fallbacks = (summary.fallbacks ?? 0) + t.fallbacks;
     summary.unused += t.unused;
   }
   // A tape per test: a deleted test's tape is opened by no one, so only its folder finds it.
@@ -478,6 +501,8 @@ export async function summarizeRun(reports: readonly TapeReport[], opts: Summary
     }
   }
   summary.misses.push(...groups.flatMap(([, rs]) => rs.flatMap((r) => r.misses.map((m) => withFile(m, r)))));
+  const fallbackCalls = groups.flatMap(([tape, rs]) => rs.flatMap((r) => (r.fallbacks ?? []).map((f) => ({ ...f, tape }))));
+  if (fallbackCalls.length > 0) summary.fallbackCalls = fallbackCalls;
   for (const r of reports) {
     for (const [f, n] of Object.entries(r.faults ?? {})) (summary.faults ??= {})[f] = (summary.faults?.[f] ?? 0) + n;
     for (const [h, n] of Object.entries(r.refused ?? {})) (summary.refused ??= {})[h] = (summary.refused?.[h] ?? 0) + n;
@@ -651,10 +676,10 @@ export function formatSummary(s: RunSummary, opts: FormatOptions = {}): string {
   // A re-recording replaced a recording: the tape did not grow, so it is not said added.
   const rerecorded = s.rerecorded ? `, ${s.rerecorded} re-recorded` : '';
   const lines = [`tapedeck: ${where}, ${s.tapesWritten} written, ${plural(s.added - (s.rerecorded ?? 0), 'recording')} added${rerecorded}${unrecorded}, ${s.hits} replayed, ${misses}, ${plural(s.unused, 'unused recording')}${opts.pruned && s.unused > 0 ? ' (pruned)' : ''}${injected}`];
-  const notable = s.tapes.filter((t) => t.added > 0 || t.misses > 0 || t.unused > 0 || t.unreadable || t.unrecorded || t.errorsNotRecorded || t.repeats || t.refused);
+  const notable = s.tapes.filter((t) => t.added > 0 || t.misses > 0 || t.unused > 0 || t.unreadable || t.unrecorded || t.errorsNotRecorded || t.repeats || t.fallbacks || t.refused);
   for (const t of notable.slice(0, 30)) {
     const fresh = t.added - (t.rerecorded ?? 0);
-    const bits = [fresh ? `+${fresh} added` : '', t.rerecorded ? `${t.rerecorded} re-recorded (replaced)` : '', t.unrecorded ? `${t.unrecorded} not recorded` : '', t.misses ? `${t.misses} missed` : '', t.repeats ? `${t.repeats} answered again past their recordings` : '', t.errorsNotRecorded ? `${plural(t.errorsNotRecorded, 'upstream error')} not recorded` : '', t.refused ? `${t.refused} refused (network blocked)` : '', t.unused ? `${t.unused} unused${t.goneFile ? ' (its test file is gone: moved, renamed or deleted)' : t.orphan ? ' (no test opened this tape: a deleted or renamed test)' : ''}${opts.pruned ? ', pruned' : ''}` : '', t.unreadable ? `unused recordings not checked: ${t.unreadable}` : ''].filter(Boolean);
+    const bits = [fresh ? `+${fresh} added` : '', t.rerecorded ? `${t.rerecorded} re-recorded (replaced)` : '', t.unrecorded ? `${t.unrecorded} not recorded` : '', t.misses ? `${t.misses} missed` : '', t.repeats ? `${t.repeats} answered again past their recordings` : '', t.fallbacks ? `${t.fallbacks} answered by another request's recording` : '', t.errorsNotRecorded ? `${plural(t.errorsNotRecorded, 'upstream error')} not recorded` : '', t.refused ? `${t.refused} refused (network blocked)` : '', t.unused ? `${t.unused} unused${t.goneFile ? ' (its test file is gone: moved, renamed or deleted)' : t.orphan ? ' (no test opened this tape: a deleted or renamed test)' : ''}${opts.pruned ? ', pruned' : ''}` : '', t.unreadable ? `unused recordings not checked: ${t.unreadable}` : ''].filter(Boolean);
     lines.push(`  ${t.namespace ? `namespace ${t.namespace}` : rel(t.tape)}${t.orphan ? '' : ` (${t.mode})`}: ${bits.join(', ')}`);
   }
   if (notable.length > 30) lines.push(`  ... and ${notable.length - 30} more ${tapes > 0 ? 'tapes' : 'namespaces'}`);
@@ -681,6 +706,15 @@ export function formatSummary(s: RunSummary, opts: FormatOptions = {}): string {
     // Served, so no miss: a request asked more often than when it was recorded (a loop that now
     // runs longer) would pass unseen.
     lines.push(`${s.repeats === 1 ? '1 call was' : `${s.repeats} calls were`} answered by a recording again, past those recorded for ${s.repeats === 1 ? 'its' : 'their'} request (asked more often than when recorded: a loop that runs longer now?). tapedeckFixtures({ strictOrder: true }) makes such calls misses; record again if the extra calls are meant.`);
+  }
+  if (s.fallbacks) {
+    // No miss, by design of the matching: an edited prompt passes on the old prompt's answer,
+    // and nothing else tells (the old recording even counts as used).
+    const calls = s.fallbackCalls ?? [];
+    const how = [...new Set(calls.map((c) => c.match))].join(', ') || 'signature';
+    lines.push(`${s.fallbacks === 1 ? '1 call was' : `${s.fallbacks} calls were`} answered by another request's recording (match ${how}): no recording of ${s.fallbacks === 1 ? 'its' : 'their'} own request (a prompt edited since it was recorded?). Update mode records such a request:`);
+    for (const c of calls.slice(0, 20)) lines.push(`  ${c.test ? `${c.test}: ` : ''}${rel(c.tape)}: ${c.answer}`, `    record it: ${c.command}`);
+    if (calls.length > 20) lines.push(`  ... and ${calls.length - 20} more`);
   }
   const refused = s.refused ? Object.entries(s.refused) : [];
   if (refused.length > 0) {

@@ -33,7 +33,9 @@ import { startProxy, type ProxyServer } from '../proxy/server.ts';
 import { makeLocalCertificate } from '../proxy/tls.ts';
 import { tapeTransport, type McpTransportLike, type TapeTransport, type TapeTransportOptions } from '../mcp/transport.ts';
 import { diagnoseMiss, type MissDetails } from './miss.ts';
-import { movedRecordings, type MovedRecordings } from './moved-tapes.ts';
+import { bodyText, describeFallbacks, type FallbackCall } from './fallback-answers.ts';
+import { movedRecordings, tapeWithRequest, type MovedRecordings, type SameRequestTape } from './moved-tapes.ts';
+import { adoptMovedRecordings } from './adopt-moved.ts';
 import { shellQuote } from './shell-quote.ts';
 import { resolveTestMode, type TestModeSource } from './mode.ts';
 import { forTestOutput } from './test-output.ts';
@@ -322,10 +324,24 @@ function openTape(opts: TestTapeOptions): TestTape {
   // the tests sharing the tape were ordered, run concurrently or spread over workers.
   const owner = testIdentity(opts.test, opts.file, root);
   const ownerOpt = owner !== undefined ? { test: owner } : {};
+  /**
+   * Record mode: the recordings of this test made before its test file moved, on a tape of it,
+   * renamed to it before the tape opens, so this run replaces them (./adopt-moved.ts). Once per
+   * tape file; nothing to do in other modes, on a store, or for a test with no name.
+   */
+  const adopted = new Map<string, Promise<unknown>>();
+  const adopt = (file: string): Promise<unknown> => {
+    if (mode !== 'record' || store || owner === undefined || !opts.file) return Promise.resolve();
+    let p = adopted.get(file);
+    if (!p) adopted.set(file, (p = adoptMovedRecordings(file, owner, root).catch(() => 0)));
+    return p;
+  };
   const misses: MissReport[] = [];
   const used = new Set<string>();
   const switches: FetchSwitch[] = [];
   let hits = 0;
+  /** Calls answered by another request's recording (signature, hybrid): said in the run summary. */
+  const fallbacks: FallbackCall[] = [];
   // Upstream error answers got live and not recorded (no recordErrors): said in the summary,
   // since each local run calls the API for them again and passes while CI misses them.
   let errorsNotRecorded = 0;
@@ -388,6 +404,10 @@ function openTape(opts: TestTapeOptions): TestTape {
   const closed = openedTest(self);
 
   const { tape: _t, store: _s, mode: _m, cliMode: _c, runDir: _r, test: _n, file: _f, recordCommand: _rc, root: _ro, onWarning, env: _e, failOnMiss: _fm, retry: _rt, ...fetchOpts } = opts;
+  // Update mode records what has no recording of its own, as it promises: with signature or
+  // hybrid matching another request's recording answered it, and an edited prompt was never
+  // recorded. Replay (CI) keeps the fallback, and the run summary counts it (see `fallbacks`).
+  if (mode === 'update' && (fetchOpts.match === 'signature' || fetchOpts.match === 'hybrid')) fetchOpts.match = 'exact';
   // The proxies of serve() match, redact, time and reach the API as the fetch does: a test
   // whose tape options say hostMatch 'any' (or ignoreArgs, volatileText, match...) replays the
   // same through either. Only the fetch's summary is not a proxy's (the run summary says it),
@@ -416,8 +436,15 @@ function openTape(opts: TestTapeOptions): TestTape {
     return inner;
   };
 
+  /** Where a moved test file's recordings are, as a miss's headline says it. */
+  const movedText = (moved: MovedRecordings): string => `this test's recordings are at ${relative(root, moved.tape) || moved.tape}: its test file ${moved.file} is gone (moved?)`;
+
+  /** The fix a miss gives when a tape under another name or place holds its request (see tapeWithRequest): it may be another test's. */
+  const sameFix = (same: SameRequestTape, orRecord = true): string =>
+    `if ${same.test ? `"${same.test}"` : 'its test'} is this test renamed or moved, move its tape: ${same.move}${orRecord ? `; else record it: ${recordCommand}` : ''}`;
+
   /** Notes a miss for the run report and the failure at close: its route and what differs. */
-  function noteMiss(details: MissDetails, route: string, cache?: { label: string; file?: string }, moved?: MovedRecordings, note?: string): { never: boolean; diagnosis: string } {
+  function noteMiss(details: MissDetails, route: string, cache?: { label: string; file?: string }, moved?: MovedRecordings, note?: string, same?: SameRequestTape): { never: boolean; diagnosis: string } {
     // Before the first recording there is no tape at all: say so rather than "no recordings".
     const never = cache ? cache.file !== undefined && !existsSync(cache.file) : store ? storeMissing : !existsSync(opts.tape);
     const diagnosis = never
@@ -425,7 +452,9 @@ function openTape(opts: TestTapeOptions): TestTape {
         ? 'the namespace has no recordings yet (this test was never recorded)'
         : moved
           ? `the tape does not exist here: this test's recordings are at ${relative(root, moved.tape) || moved.tape} (its test file ${moved.file} is gone: moved or renamed)`
-          : 'the tape does not exist yet (this test was never recorded)'
+          : same
+            ? `the tape does not exist yet, but ${relative(root, same.tape) || same.tape} holds this exact request: ${sameFix(same, false)}`
+            : 'the tape does not exist yet (this test was never recorded)'
       : diagnoseMiss(details, store ? 'namespace' : 'tape');
     // Update mode, and recording it failed (no network, a placeholder key): said with why, and
     // not "run update mode", which is what was run.
@@ -441,16 +470,18 @@ function openTape(opts: TestTapeOptions): TestTape {
    * read from the error the fetch answered with, not from the body: each provider's error body
    * has its own shape (Gemini's carries no details, Ollama's `error` is a string).
    */
-  function missResponse(res: Response, moved: MovedRecordings | undefined, splitNote?: string): Response {
+  function missResponse(res: Response, moved: MovedRecordings | undefined, splitNote?: string, same?: SameRequestTape): Response {
     const answered = missOf(res);
     const details = (answered?.error.details ?? {}) as MissDetails;
-    const { never, diagnosis } = noteMiss(details, '(request)', undefined, moved, splitNote);
+    const { never, diagnosis } = noteMiss(details, '(request)', undefined, moved, splitNote, same);
     // Recording again into these tapes cannot fix it: said where the test sees the miss.
     if (!never && splitNote && answered) return answered.retell(`${answered.error.message}\n${splitNote.charAt(0).toUpperCase()}${splitNote.slice(1)}.`);
     if (!never || !answered) return res;
     // Recorded before its file moved: where the recordings are and how to move them, not a
     // live re-record of what is on disk already.
-    if (moved) return answered.retell(missHeadline(`this test's recordings are at ${relative(root, moved.tape) || moved.tape}: its test file ${moved.file} is gone (moved?)`, `move them: ${moved.move}`), { difference: diagnosis });
+    if (moved) return answered.retell(missHeadline(movedText(moved), `move them: ${moved.move}`), { difference: diagnosis });
+    // The test may have been renamed (or moved to another file): its tape under the old name.
+    if (same && typeof details.unrecordable !== 'string') return answered.retell(missHeadline(`this test was never recorded under this name, but ${relative(root, same.tape) || same.tape} holds this exact request`, sameFix(same)), { difference: diagnosis });
     const ci = mode === 'replay' && source === 'CI' ? ' (CI is set: nothing records)' : '';
     // A namespace, or a tape path too long for the headline (clipping it would cut the file
     // name, the part that tells which test this is), gets a line of its own.
@@ -484,6 +515,18 @@ function openTape(opts: TestTapeOptions): TestTape {
     );
   };
 
+  /** A call's `METHOD /path`, as the summary names it (`(request)` for a path it cannot read). */
+  const routeOf = (input: string | URL | Request, init?: RequestInit): string => {
+    const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
+    let path = '(request)';
+    try {
+      path = new URL(input instanceof Request ? input.url : String(input)).pathname;
+    } catch {
+      // not a URL: the route stays unnamed
+    }
+    return `${method} ${path}`;
+  };
+
   /** What every report of this tape says: which tape, test and mode. */
   const reportOf = (): Pick<TapeReport, 'tape' | 'store' | 'namespace' | 'test' | 'file' | 'testFile' | 'root' | 'mode'> => ({
     tape: opts.tape,
@@ -499,13 +542,7 @@ function openTape(opts: TestTapeOptions): TestTape {
    * the test has passed already, and the call's caller may never look at its answer.
    */
   const lateCall = (input: string | URL | Request, init?: RequestInit): Response => {
-    const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
-    let path = '(request)';
-    try {
-      path = new URL(input instanceof Request ? input.url : String(input)).pathname;
-    } catch {
-      // not a URL: the route stays unnamed
-    }
+    const [method, path] = routeOf(input, init).split(' ') as [string, string];
     // Another test's tape open now: the call was made in that test's time, through a client
     // this test's fetch was given (see ./open-tests.ts).
     const runningTape = runningOtherThan(self);
@@ -538,6 +575,7 @@ function openTape(opts: TestTapeOptions): TestTape {
   const answer = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     let res: Response;
     try {
+      if (mode === 'record') await adopt(opts.tape);
       res = await open()(input, init);
     } catch (e) {
       // The tape or its store failed the request (a damaged tape, a store down): counted, so the
@@ -551,11 +589,16 @@ function openTape(opts: TestTapeOptions): TestTape {
       // recordings are (./moved-tapes.ts). Looked for only then: a miss on a tape that exists is
       // a request that changed.
       const moved = !store && owner !== undefined && opts.file && !existsSync(opts.tape) ? await movedRecordings(opts.tape, owner, root).catch(() => undefined) : undefined;
-      return missResponse(res, moved, mcps.length > 0 ? await splitSaltsNote() : undefined);
+      // Else a tape of another name or place holding this very request (a test renamed, or
+      // moved to another file that stays): named, rather than "never recorded".
+      const key = missOf(res)?.error.details.key;
+      const same = !moved && !store && typeof key === 'string' && !existsSync(opts.tape) ? await tapeWithRequest(opts.tape, key, root).catch(() => undefined) : undefined;
+      return missResponse(res, moved, mcps.length > 0 ? await splitSaltsNote() : undefined, same);
     }
     // An error answer of the tape or its store (damaged, unreachable), not of the upstream.
     if (how === 'error' && !(res.headers.get('x-tapedeck-error') ?? '').startsWith('E_UPSTREAM')) failedRequests++;
     if (how === 'exact' || how === 'signature' || how === 'sequential') hits++;
+    if (how === 'signature' || how === 'sequential') fallbacks.push({ route: routeOf(input, init), how, trace: res.headers.get('x-tapedeck-trace'), body: bodyText(init) });
     // createFetch hands an unrecorded upstream answer back as it came: no x-tapedeck-match.
     if ((how === null || how === 'passthrough') && res.status >= 400 && mode !== 'passthrough' && !res.headers.has('x-tapedeck-fault')) errorsNotRecorded++;
     // A stream that carried the API's error event after a 200 is such an error answer too.
@@ -611,7 +654,10 @@ function openTape(opts: TestTapeOptions): TestTape {
     cache(cacheOpts = {}) {
       if (closing) return Promise.reject(new TapedeckError('E_PROXY_CLOSED', `The test tape ${rel} is closed.`, { hint: 'Use the tape only inside the test that opened it.' }));
       const where = store ? new RedisBackend(store.url, { namespace: `${namespace}.cache` }) : besideTape('cache');
-      cache ??= ReplayCache.open(where, { recordCommand, ...runOpt, ...ownerOpt, ...cacheOpts, mode }).then((c) => {
+      // Its recordings at the old place of a moved test file: found only when it misses.
+      const movedHere = (): Promise<MovedRecordings | undefined> =>
+        typeof where === 'string' && mode === 'replay' && owner !== undefined && opts.file && !existsSync(where) ? movedRecordings(where, owner, root).catch(() => undefined) : Promise.resolve(undefined);
+      cache ??= adopt(typeof where === 'string' ? where : '').then(() => ReplayCache.open(where, { recordCommand, ...runOpt, ...ownerOpt, ...cacheOpts, mode })).then((c) => {
         // A miss fails the test like a fetch miss, even one the code under test caught (a
         // caching layer that falls back to a default on any error). get() reads through this.
         const getRecord = c.getRecord.bind(c);
@@ -622,8 +668,11 @@ function openTape(opts: TestTapeOptions): TestTape {
             record = await getRecord(...args);
           } catch (e) {
             if (e instanceof TapedeckError && e.code === 'E_MISS') {
-              noteMiss(e.details as MissDetails, label, { label, ...(typeof where === 'string' ? { file: where } : {}) });
+              const moved = await movedHere();
+              noteMiss(e.details as MissDetails, label, { label, ...(typeof where === 'string' ? { file: where } : {}) }, moved);
               cacheMisses.add(misses[misses.length - 1]!);
+              // Where its recordings are and how to move them, not a live re-record.
+              if (moved) e.message = missHeadline(movedText(moved), `move them: ${moved.move}`);
             }
             throw e;
           }
@@ -637,7 +686,9 @@ function openTape(opts: TestTapeOptions): TestTape {
     mcp(transport, mcpOpts = {}) {
       if (closing) throw new TapedeckError('E_PROXY_CLOSED', `The test tape ${rel} is closed.`, { hint: 'Use the tape only inside the test that opened it.' });
       const where = store ? new RedisBackend(store.url, { namespace: `${namespace}.mcp` }) : mcpTape;
-      const t = tapeTransport(transport, {
+      /** Its recordings at the old place of a moved test file (looked for as it starts, in replay, with no MCP tape here). */
+      let moved: MovedRecordings | undefined;
+      const transportOpts: TapeTransportOptions = {
         ...mcpOpts,
         // As tape.chaos(): the test asked for the faults, in whatever mode it runs.
         ...(mcpOpts.chaos ? { chaos: { live: true, ...mcpOpts.chaos } } : {}),
@@ -655,12 +706,31 @@ function openTape(opts: TestTapeOptions): TestTape {
         onWarning: mcpOpts.onWarning ?? onWarning,
         // The test fails with the miss; the report is in the run summary, not on stderr.
         onMiss: (report, x) => {
-          const miss: MissReport = { ...(opts.test ? { test: opts.test } : {}), route: `MCP ${x.label}`, diagnosis: x.message.split('\n')[0]!.replace(/; record it: .*$/, '').replace(`${x.label}: `, ''), command: recordCommand };
+          const miss: MissReport = moved
+            ? { ...(opts.test ? { test: opts.test } : {}), route: `MCP ${x.label}`, diagnosis: `the tape does not exist here: ${movedText(moved)}`, command: recordCommand, hint: `${MOVE_FIX}${moved.move}` }
+            : { ...(opts.test ? { test: opts.test } : {}), route: `MCP ${x.label}`, diagnosis: x.message.split('\n')[0]!.replace(/; record it: .*$/, '').replace(`${x.label}: `, ''), command: recordCommand };
           misses.push(miss);
           mcpMisses.add(miss);
           mcpOpts.onMiss?.(report, x);
         },
-      });
+      };
+      const t = tapeTransport(transport, transportOpts);
+      if (typeof where === 'string' && mode === 'record') {
+        const start = t.start.bind(t);
+        t.start = async () => {
+          await adopt(where);
+          return start();
+        };
+      } else if (typeof where === 'string' && mode === 'replay' && owner !== undefined && opts.file && !existsSync(where)) {
+        // The transport reads its record command as it starts: found before, a miss says where
+        // the recordings are and how to move them, as a fetch miss of the test does.
+        const start = t.start.bind(t);
+        t.start = async () => {
+          moved = await movedRecordings(where, owner, root).catch(() => undefined);
+          if (moved) transportOpts.recordCommand = `${movedText(moved)}; move them: ${moved.move}`;
+          return start();
+        };
+      }
       mcps.push(t);
       return t;
     },
@@ -679,6 +749,7 @@ function openTape(opts: TestTapeOptions): TestTape {
     serve(serveOpts = {}) {
       if (closing) return Promise.reject(new TapedeckError('E_PROXY_CLOSED', `The test tape ${rel} is closed.`, { hint: 'Use the tape only inside the test that opened it.' }));
       const p = (async () => {
+        await adopt(opts.tape);
         const tls = serveOpts.tls === false ? undefined : await makeLocalCertificate();
         return startProxy({
           ...proxyOpts,
@@ -833,6 +904,9 @@ function openTape(opts: TestTapeOptions): TestTape {
           }
         }
         const ownMisses = misses.filter((m) => !mcpMisses.has(m) && !cacheMisses.has(m));
+        // Worded once, reading the tape once: only a run that had such calls pays for it.
+        const fallbackLines = runDir ? await describeFallbacks(fallbacks, store ? undefined : opts.tape, { ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText }).catch(() => fallbacks.map((f) => f.route)) : [];
+        const matchName = typeof opts.match === 'string' ? opts.match : 'function';
         const own: TapeReport = {
           ...reportOf(),
           added,
@@ -844,6 +918,7 @@ function openTape(opts: TestTapeOptions): TestTape {
           misses: ownMisses,
           used: [...used],
           ...(repeats > 0 ? { repeats } : {}),
+          ...(fallbackLines.length > 0 ? { fallbacks: fallbackLines.map((answer) => ({ ...(opts.test ? { test: opts.test } : {}), answer, match: matchName, command: recordCommand })) } : {}),
           ...(Object.keys(faults).length > 0 ? { faults: { ...faults } } : {}),
           ...(cacheTape ? { cacheTape: store ? `${namespace}.cache` : cacheTape, cacheAdded } : {}),
           ...(Object.keys(refused).length > 0 ? { refused: { ...refused } } : {}),

@@ -124,7 +124,7 @@ export class TapedeckReporter implements Reporter {
       if (written.length > 0) {
         try {
           const d = await driftAgainstCommitted(written, { root: this.vitest?.config.root });
-          if (d) log(formatCommittedDrift(d));
+          if (d) log(formatCommittedDrift(d, { pruneCommand: `TAPEDECK_PRUNE=1 ${cmd}` }));
         } catch (e) {
           // The summary is advice: a drift that cannot be computed is said, never fails the run.
           log(`tapedeck: no drift summary: ${(e as Error).message.split('\n')[0]}`);

@@ -1,0 +1,58 @@
+// A test that stops using tape.cache() (or tape.mcp()) left `<tape>.cache.tape` (`.mcp.tape`)
+// behind: the summary took it for its test tape's, which the test opened, so it was never
+// listed, never counted unused and never pruned. Now a companion tape no test opened in the run
+// is listed as a tape no test opened, with its recordings unused, and the prune deletes it; one
+// the test still uses stays. Through openTestTape, its run reports and the run summary.
+import OpenAI from 'openai';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openTestTape } from '../../src/testing/session.ts';
+import { formatSummary, pruneUnused, readTapeReports, summarizeRun } from '../../src/testing/run-report.ts';
+import { upstreamSuite } from '../proxy/upstream-suite.ts';
+
+const suite = upstreamSuite('orphan-companion');
+
+/** One run of the test `asks` of test/agent.test.ts: a chat call, and a cache get/put when `withCache`. */
+async function run(root: string, name: string, env: Record<string, string>, withCache: boolean): Promise<string> {
+  const runDir = join(root, `run-${name}`);
+  const t = openTestTape({ tape: join(root, 'test/__tapes__/agent.test/asks.tape'), test: 'asks', file: 'test/agent.test.ts', root, env, runDir });
+  try {
+    const c = new OpenAI({ baseURL: `${suite.upstream.url}/v1`, apiKey: 'sk-test', maxRetries: 0, fetch: t.fetch });
+    await c.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }] });
+    if (withCache) {
+      const cache = await t.cache();
+      const request = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'cached' }] };
+      if ((await cache.get(request)) === undefined) await cache.put(request, { n: 1 });
+    }
+  } finally {
+    await t.close();
+  }
+  return runDir;
+}
+
+describe('a companion tape no test opened', () => {
+  it('is listed unused and pruned; one still used is kept', async () => {
+    const root = join(suite.dir, 'project');
+    mkdirSync(join(root, 'test'), { recursive: true });
+    writeFileSync(join(root, 'test/agent.test.ts'), '');
+    const testFiles = [join(root, 'test/agent.test.ts')];
+    const cacheTape = join(root, 'test/__tapes__/agent.test/asks.cache.tape');
+    await run(root, 'record', { TAPEDECK_MODE: 'record' }, true);
+    expect(existsSync(cacheTape)).toBe(true);
+
+    // Still used: not listed.
+    const still = await summarizeRun(readTapeReports(await run(root, 'still', { CI: 'true' }, true)), { testFiles });
+    expect(still.tapes.filter((t) => t.orphan)).toEqual([]);
+    expect(still.unused).toBe(0);
+
+    // The test no longer uses the cache.
+    const without = await summarizeRun(readTapeReports(await run(root, 'without', { CI: 'true' }, false)), { testFiles });
+    expect(without.tapes.filter((t) => t.orphan).map((t) => t.tape)).toEqual([cacheTape]);
+    expect(without.unused).toBe(1);
+    expect(formatSummary(without, { root })).toContain('test/__tapes__/agent.test/asks.cache.tape: 1 unused (no test opened this tape');
+    expect(await pruneUnused(without)).toBe(1);
+    expect(existsSync(cacheTape)).toBe(false);
+    expect(existsSync(join(root, 'test/__tapes__/agent.test/asks.tape'))).toBe(true);
+  });
+});
