@@ -18,6 +18,20 @@ import { usageChunkMissing } from './usage-chunk.ts';
 export type AnswerVerdict = { whole: true } | { whole: false; cut: true; missing?: string } | { whole: false; cut: false; error: string };
 
 const WHOLE: AnswerVerdict = Object.freeze({ whole: true });
+const CUT: AnswerVerdict = Object.freeze({ whole: false, cut: true });
+
+/**
+ * An event stream whose text ends `\r\n\r`: a CRLF stream (Google's) cut one byte before the
+ * end of its last event. The WHATWG rules take the lone CR for the blank line that ends the
+ * event, but @google/genai does not (its reader fails with "Incomplete JSON segment at the
+ * end"), and the LF that was due never came. Three bytes looked at, whatever the body's size.
+ */
+function endsInHalfCrlf(contentType: string | readonly string[] | undefined | null, body: Uint8Array): boolean {
+  const n = body.length;
+  if (n < 3 || body[n - 1] !== 13 || body[n - 2] !== 10 || body[n - 3] !== 13) return false;
+  const ct = Array.isArray(contentType) ? contentType[0] : contentType;
+  return typeof ct === 'string' && ct.trim().toLowerCase().startsWith('text/event-stream');
+}
 
 /**
  * The verdict on a live answer to `req`, whose parsed request body is `asked` (the stored body:
@@ -30,8 +44,9 @@ const WHOLE: AnswerVerdict = Object.freeze({ whole: true });
 export function answerVerdict(req: RouteRequest, asked: unknown, contentType: string | readonly string[] | undefined | null, body: Uint8Array): AnswerVerdict {
   if (!responseComplete(req, contentType, body)) {
     const error = streamErrorOf(contentType, body);
-    return error === undefined ? { whole: false, cut: true } : { whole: false, cut: false, error };
+    return error === undefined ? CUT : { whole: false, cut: false, error };
   }
+  if (endsInHalfCrlf(contentType, body)) return CUT;
   // An NDJSON stream no module judges (Ollama's /api/pull, /api/push, /api/create progress) may
   // still end in the API's `{"error": …}` line: the failed pull is its answer, not a success.
   if (isNdjson(contentType)) {

@@ -10,7 +10,7 @@ import { errorDetails, errorMessage, safeJSON, type ErrorStyle } from './error-s
 import { normalizeRequest } from './normalize.ts';
 import { count, envelopeRead, holdsMore, isObj, modelOf, newRead, parseArgs, partsText, shapeOnly } from './answer-read.ts';
 import { compatibleApiOf } from './openai-compatible.ts';
-import type { AnswerRead, ErrorAnswer, FaultAnswer, NormalizeContext, ProviderModule, StatusFault } from './provider.ts';
+import type { AnswerRead, ErrorAnswer, FaultAnswer, NormalizeContext, ProviderModule, RouteMatch, StatusFault } from './provider.ts';
 import { assembleStream, streamComplete } from './sse-assemble.ts';
 
 function openaiType(status: number): string {
@@ -23,7 +23,8 @@ export const chatFamily = {
   rawKeys: true,
   normalize: (body: unknown, ctx: NormalizeContext) => normalizeRequest(body, ctx.shape === undefined ? ctx.opts : { ...ctx.opts, provider: ctx.shape }),
   assemble: (bytes: Uint8Array, contentType: string | undefined) => assembleStream(contentType, bytes),
-  complete: (bytes: Uint8Array, contentType: string | undefined) => streamComplete(contentType, bytes),
+  // The route says which end a stream is due, so one with no event of the answer is cut.
+  complete: (bytes: Uint8Array, contentType: string | undefined, route?: RouteMatch) => streamComplete(contentType, bytes, route),
 } as const;
 
 type Obj = Record<string, unknown>;

@@ -23,6 +23,7 @@
  */
 
 import { REASONING_DELTAS } from './openai-compatible.ts';
+import type { RouteMatch } from './provider.ts';
 import { parseSse, type SseEvent } from './sse-parse.ts';
 
 type Obj = Record<string, unknown>;
@@ -333,19 +334,30 @@ const DONE_EVENTS: readonly (readonly [prefix: string, done: string])[] = [
 const COHERE_V2_EVENT = /^(?:message|content|tool-plan|tool-call|citation)-/;
 
 /**
+ * The routes (by operation) whose streams are known to end with an end event: chat and legacy
+ * completions (`[DONE]` or a finish reason), the Responses API (`response.completed`), Anthropic
+ * Messages (`message_stop`). A stream to one of them with no event of an answer at all (an empty
+ * 200 stream, a body cut inside its first event) is cut, not an answer of an unknown shape.
+ */
+const END_DUE = new Set(['chat.completions', 'completions', 'responses', 'messages']);
+
+/**
  * Whether a recorded event stream is a whole answer: OpenAI chat completions end with
  * `data: [DONE]`, or at least a `finish_reason` for every choice the stream began (`n: 3` has
  * three), the Responses API with `response.completed` or `response.incomplete`, audio
  * transcriptions with `transcript.text.done`, speech with `speech.audio.done`, Anthropic
  * Messages with `message_stop`, Cohere v2 chat with `message-end`. A stream that stopped before that (the connection closed early)
  * or that carries an `error` event is not whole: false. True for whole streams, and for bodies
- * that are not event streams or not of a known shape (nothing to judge them by).
+ * that are not event streams or not of a known shape (nothing to judge them by), except on a
+ * `route` that says which end is due (chat completions, Responses, Anthropic Messages): there a
+ * stream without one event of the answer (empty, or cut inside its first event) is false.
  *
  * @example
  * streamComplete('text/event-stream', 'data: {"choices":[{"delta":{"content":"Hi"}}]}\n\n') // false
  * streamComplete('text/event-stream', 'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n') // true
+ * streamComplete('text/event-stream', '', routeOf({ method: 'POST', url: '/v1/messages' })) // false
  */
-export function streamComplete(contentType: string | readonly string[] | undefined | null, bytes: Uint8Array | string): boolean {
+export function streamComplete(contentType: string | readonly string[] | undefined | null, bytes: Uint8Array | string, route?: Pick<RouteMatch, 'route'>): boolean {
   if (contentTypeOf(contentType) !== 'text/event-stream') return true;
   const text = typeof bytes === 'string' ? bytes : new TextDecoder('utf-8').decode(bytes);
   let shape: 'chat' | 'responses' | 'anthropic' | 'cohere' | 'done-event' | undefined;
@@ -400,7 +412,8 @@ export function streamComplete(contentType: string | readonly string[] | undefin
   }
   // `data: [DONE]` ends a chat stream whatever its choices say (the API sends it last).
   if (shape === 'chat') return done || (choices.size > 0 && open === 0);
-  return shape === undefined || finished || done;
+  if (shape === undefined) return done || !END_DUE.has(route?.route.operation ?? '');
+  return finished || done;
 }
 
 /**

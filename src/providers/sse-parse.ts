@@ -24,7 +24,11 @@ export function parseSse(text: string): SseEvent[] {
   let data: string[] = [];
   let hasData = false;
   const start = text.charCodeAt(0) === 0xfeff ? 1 : 0;
-  for (const line of text.slice(start).split(/\r\n|\r|\n/)) {
+  const lines = text.slice(start).split(/\r\n|\r|\n/);
+  // The piece after the last line end is no line ('' when the text ends with one): taken for a
+  // blank line, it dispatched an event whose blank line never came (a stream cut one byte short).
+  lines.pop();
+  for (const line of lines) {
     if (line === '') {
       if (hasData) out.push({ event: event || 'message', data: data.join('\n') });
       event = '';

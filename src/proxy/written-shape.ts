@@ -275,6 +275,13 @@ export function answerShapeProblem(req: RouteRequest, body: unknown, response: H
   }
   // Only events can be cut ("cut" needs "events"): a stream written as a body is not offered it.
   const orCut = written.events ? ', or add "cut": true for a stream whose connection drops after its events' : '';
+  // Said as empty before as cut: a stream with no event is cut on the routes that say which end is due.
+  if (response.body.length === 0) {
+    return {
+      what: `${field} ${are} empty: the SDK would read a stream that ends at once, with no answer`,
+      hint: route.provider.name === 'bedrock' ? `${how.write}.` : `${how.write}${written.events ? '; or add "cut": true for a stream whose connection drops before its first event' : ''}.`,
+    };
+  }
   if (!verdict.whole) {
     if (verdict.missing) {
       return {
@@ -285,12 +292,6 @@ export function answerShapeProblem(req: RouteRequest, body: unknown, response: H
     return {
       what: `${field} ${are} not a whole ${name} stream: ${name} ends one with ${how.end}, and replayed, the SDK would take what is there for the whole answer`,
       hint: route.provider.name === 'bedrock' ? `${how.write}.` : `End it with ${how.end}${orCut}. ${how.write}.`,
-    };
-  }
-  if (response.body.length === 0) {
-    return {
-      what: `${field} ${are} empty: the SDK would read a stream that ends at once, with no answer`,
-      hint: route.provider.name === 'bedrock' ? `${how.write}.` : `${how.write}${written.events ? '; or add "cut": true for a stream whose connection drops before its first event' : ''}.`,
     };
   }
   if (read === undefined || otherShape) {

@@ -23,20 +23,32 @@ import { cacheMiss, type ReplayCache, type ReplayRecord } from './replay-cache.t
 
 type Obj = Record<string, unknown>;
 
-/** What the AI SDK gives a middleware's wrapGenerate / wrapStream (LanguageModelV2 / V3). */
-interface WrapArgs<R> {
-  doGenerate: () => PromiseLike<R>;
-  doStream: () => PromiseLike<R>;
+/**
+ * What the AI SDK gives a middleware's wrapGenerate / wrapStream (LanguageModelV2 / V3): `G` is
+ * what the model's doGenerate() gives, `S` what its doStream() gives.
+ */
+interface WrapArgs<G, S> {
+  doGenerate: () => PromiseLike<G>;
+  doStream: () => PromiseLike<S>;
   params: Obj;
   model: { modelId: string; provider?: string };
 }
 
-/** The middleware: pass it as `middleware` to the AI SDK's `wrapLanguageModel`. */
+/**
+ * The middleware: pass it as `middleware` to the AI SDK's `wrapLanguageModel`. Its methods are
+ * generic in the model's results, not typed with the AI SDK's own (this package does not import
+ * `@ai-sdk/provider`, the user's): `wrapLanguageModel` then reads them as returning its
+ * `LanguageModelV3GenerateResult` / `LanguageModelV3StreamResult`, which `Promise<unknown>` could
+ * not be assigned to in a strict project. What they give is what the model gave (or gave when
+ * it was recorded).
+ */
 export interface ReplayCacheMiddleware {
   specificationVersion: 'v3';
-  wrapGenerate(args: WrapArgs<unknown>): Promise<unknown>;
-  wrapStream(args: WrapArgs<unknown>): Promise<unknown>;
+  wrapGenerate<G, S>(args: WrapArgs<G, S>): Promise<G>;
+  wrapStream<G, S>(args: WrapArgs<G, S>): Promise<S>;
 }
+
+type Model = WrapArgs<unknown, unknown>['model'];
 
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
@@ -64,7 +76,7 @@ function notACache(v: unknown, from: string): TapedeckError {
 }
 
 /** The model as a request holds it: `{ modelId, provider }` (keyed as the model id), or the model id when it names no provider. */
-const modelOf = (model: WrapArgs<unknown>['model']): unknown => (typeof model.provider === 'string' ? { modelId: model.modelId, provider: model.provider } : model.modelId);
+const modelOf = (model: Model): unknown => (typeof model.provider === 'string' ? { modelId: model.modelId, provider: model.provider } : model.modelId);
 
 /** The provider a recording was made for; undefined for one made before providers were stored. */
 function recordedProvider(rec: ReplayRecord): string | undefined {
@@ -79,7 +91,7 @@ function recordedProvider(rec: ReplayRecord): string | undefined {
  * recordings but never replaces one, and an answer appended after this one would never be
  * reached (a call is served its key's recordings in order).
  */
-function served(rec: ReplayRecord, model: WrapArgs<unknown>['model'], c: ReplayCache, request: Obj): unknown {
+function served(rec: ReplayRecord, model: Model, c: ReplayCache, request: Obj): unknown {
   const recorded = recordedProvider(rec);
   if (recorded === undefined || typeof model.provider !== 'string' || recorded === model.provider) return rec.value;
   const how = recordHow({ kind: 'cache', modeFromOption: c.modeSource === 'option' });
@@ -103,7 +115,7 @@ function served(rec: ReplayRecord, model: WrapArgs<unknown>['model'], c: ReplayC
  * is counted: the recording keeps its turn for the model it was made for (a fallback that asks
  * another provider's model first must not use it up).
  */
-async function refuseOtherProvider(c: ReplayCache, request: Obj, model: WrapArgs<unknown>['model']): Promise<void> {
+async function refuseOtherProvider(c: ReplayCache, request: Obj, model: Model): Promise<void> {
   const next = await c.peek(request);
   if (next !== undefined) served(next, model, c, request);
 }
@@ -113,7 +125,9 @@ async function refuseOtherProvider(c: ReplayCache, request: Obj, model: WrapArgs
  * or a function giving the one to use, e.g. `activeReplayCache` inside `withReplayCache`):
  * replay serves recordings (E_MISS when the call changed), record and update call the model and
  * store what it answered, streamed calls included. A stream is stored once it ended, before its
- * end reaches the caller; a stream that failed or carried an error part is not stored. A
+ * end reaches the caller; a stream that failed or carried an error part is not stored, nor one
+ * whose finish part has no finish reason from the provider (its upstream cut it short: a
+ * warning says so). A
  * recording made for another provider's model with the same model id is never served (E_MISS);
  * one made before providers were stored is served as it always was. Anything but a cache (a
  * path, a Promise from a forgotten await) is an E_ARG here, when the middleware is made.
@@ -139,24 +153,27 @@ export function replayCacheMiddleware(cache: ReplayCache | (() => ReplayCache | 
     if (!isCache(c)) throw notACache(c, 'what the function given returned');
     return c;
   };
+  const warned = new Set<string>();
   return {
     specificationVersion: 'v3',
-    async wrapGenerate({ doGenerate, params, model }) {
+    async wrapGenerate<G, S>({ doGenerate, params, model }: WrapArgs<G, S>): Promise<G> {
       const c = current();
       const request = { model: modelOf(model), ...params };
       await refuseOtherProvider(c, request, model);
       const hit = await c.getRecord(request);
-      if (hit !== undefined) return served(hit, model, c, request);
+      // A recording is what this call's doGenerate() gave when it was recorded.
+      if (hit !== undefined) return served(hit, model, c, request) as G;
       const result = await forgoing(c, request, doGenerate);
       await c.put(request, result);
       return result;
     },
-    async wrapStream({ doStream, params, model }) {
+    async wrapStream<G, S>({ doStream, params, model }: WrapArgs<G, S>): Promise<S> {
       const c = current();
       const request = { model: modelOf(model), ...params, stream: true };
       await refuseOtherProvider(c, request, model);
       const hit = await c.getRecord(request);
-      if (hit !== undefined) return replayed(served(hit, model, c, request), c);
+      // The recorded parts as a stream again: what doStream() gave when it was recorded.
+      if (hit !== undefined) return replayed(served(hit, model, c, request), c) as S;
       const result = await forgoing(c, request, doStream);
       if (!isObj(result) || !(result.stream instanceof ReadableStream)) {
         c.forgo(request);
@@ -165,6 +182,8 @@ export function replayCacheMiddleware(cache: ReplayCache | (() => ReplayCache | 
       const { stream, ...rest } = result;
       const parts: unknown[] = [];
       let failed = false;
+      // Whether the finish part came without the provider's finish reason: the stream just ended.
+      let cutShort = false;
       // The turn this call's get took is in this async context; the stream's reader calls back
       // from its own, so the put and the give-up run bound to this one.
       const put = AsyncResource.bind(() => c.put(request, { ...rest, stream: parts }));
@@ -184,13 +203,17 @@ export function replayCacheMiddleware(cache: ReplayCache | (() => ReplayCache | 
           }
           if (!r.done) {
             if (isObj(r.value) && r.value.type === 'error') failed = true;
+            if (isObj(r.value) && r.value.type === 'finish') cutShort = noProviderFinish(r.value.finishReason);
             parts.push(r.value);
             out.enqueue(r.value);
             return;
           }
           // Stored before the caller sees the end: nothing is taken as recorded before it is.
           if (failed) forgo();
-          else await put();
+          else if (cutShort) {
+            forgo();
+            warnCut(model, warned);
+          } else await put();
           out.close();
         },
         cancel(reason) {
@@ -198,13 +221,37 @@ export function replayCacheMiddleware(cache: ReplayCache | (() => ReplayCache | 
           return source.cancel(reason);
         },
       });
-      return { ...rest, stream: recorded };
+      return { ...rest, stream: recorded } as S;
     },
   };
 }
 
+/**
+ * Whether a stream's finish part says the provider gave no finish reason: the AI SDK's
+ * providers end the model's stream with a finish part whatever happened, and when the
+ * upstream's stream just ended (no finish_reason, no `[DONE]`, no `message_stop`) its reason is
+ * `{ unified: 'other', raw: undefined }` (LanguageModelV3), `'unknown'` (V2). Stored, that short
+ * answer would replay as the model's whole answer.
+ */
+function noProviderFinish(reason: unknown): boolean {
+  if (reason === 'unknown') return true;
+  return isObj(reason) && reason.unified === 'other' && reason.raw === undefined;
+}
+
+/**
+ * Says that a stream cut short was not stored, as createFetch and the proxy say of theirs: once
+ * per model for each middleware (`warned`: what it said already).
+ */
+function warnCut(model: Model, warned: Set<string>): void {
+  const name = typeof model.provider === 'string' ? `${model.provider} ${model.modelId}` : model.modelId;
+  const message = `tapedeck: replayCacheMiddleware: the stream of ${name} ended without a finish reason from the provider (its upstream cut it short); not recorded.`;
+  if (warned.has(message)) return;
+  warned.add(message);
+  process.emitWarning(message, { code: 'TAPEDECK_STREAM_CUT' });
+}
+
 /** The model's call; when it throws, no answer will be put: its turn is given up (ReplayCache.forgo), so identical calls asked after it need not wait for it. */
-async function forgoing(c: ReplayCache, request: unknown, call: () => PromiseLike<unknown>): Promise<unknown> {
+async function forgoing<T>(c: ReplayCache, request: unknown, call: () => PromiseLike<T>): Promise<T> {
   try {
     return await call();
   } catch (e) {
