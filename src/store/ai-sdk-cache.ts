@@ -158,6 +158,7 @@ export function replayCacheMiddleware(cache: ReplayCache | (() => ReplayCache | 
     specificationVersion: 'v3',
     async wrapGenerate<G, S>({ doGenerate, params, model }: WrapArgs<G, S>): Promise<G> {
       const c = current();
+      abortedAlready(params);
       const request = { model: modelOf(model), ...params };
       await refuseOtherProvider(c, request, model);
       const hit = await c.getRecord(request);
@@ -169,6 +170,7 @@ export function replayCacheMiddleware(cache: ReplayCache | (() => ReplayCache | 
     },
     async wrapStream<G, S>({ doStream, params, model }: WrapArgs<G, S>): Promise<S> {
       const c = current();
+      abortedAlready(params);
       const request = { model: modelOf(model), ...params, stream: true };
       await refuseOtherProvider(c, request, model);
       const hit = await c.getRecord(request);
@@ -224,6 +226,17 @@ export function replayCacheMiddleware(cache: ReplayCache | (() => ReplayCache | 
       return { ...rest, stream: recorded } as S;
     },
   };
+}
+
+/**
+ * Throws the abort's reason for a call whose `abortSignal` was aborted before it was made, as the
+ * model's own fetch rejects it live: in record mode such a call stores nothing, so in replay it
+ * must not take (use up) a recording either, which shifted every later identical call's answer
+ * by one and gave the aborted call an answer.
+ */
+function abortedAlready(params: Obj): void {
+  const signal = params.abortSignal;
+  if (signal instanceof AbortSignal && signal.aborted) throw signal.reason;
 }
 
 /**
