@@ -148,7 +148,11 @@ function buildTypeScript() {
   for (const name of ['jest', 'jest-reporter']) {
     // The reporter's module is its class (what jest, and `export =` in its types, expect).
     const footer = name === 'jest-reporter' ? ['--footer:js=module.exports = module.exports.default;'] : [];
-    run(bin('esbuild'), [`dist/testing/${name}.js`, '--bundle', '--platform=node', '--format=cjs', '--target=node20', `--outfile=dist/testing/${name}.cjs`, '--log-level=warning', ...footer]);
+    // jest's CommonJS runtime refuses a dynamic import() (without --experimental-vm-modules), so
+    // the bundle loads what it loads on demand (node-redis, node:net) with require; node-redis,
+    // an optional peer, stays in the user's node_modules.
+    const cjs = ['--supported:dynamic-import=false', '--external:redis'];
+    run(bin('esbuild'), [`dist/testing/${name}.js`, '--bundle', '--platform=node', '--format=cjs', '--target=node20', `--outfile=dist/testing/${name}.cjs`, '--log-level=warning', ...cjs, ...footer]);
     copyFileSync(join(root, `src/testing/${name}.d.cts`), join(root, `dist/testing/${name}.d.cts`));
   }
 }

@@ -9,6 +9,7 @@ import { exitCodesHelp, reportCliError, setDebug, usageError } from './cli-error
 import { checkUsage } from './cli-usage.ts';
 import { COMMAND_HELP } from './cli-help.ts';
 import { exitCode, watchStdout, writeOut } from './cli/stdout.ts';
+import { npmExecDirectory } from './cli/npm-exec-dir.ts';
 import { DRIFT_COMMANDS } from './drift/help.ts';
 import { isMistypedRedisUrl, isRedisUrl, maskRedisUrl, passwordNote, typedRedisUrl } from './store/backends/redis-connection.ts';
 import { TapedeckError } from './errors.ts';
@@ -373,6 +374,17 @@ function main(argv: string[]): number | Promise<number> {
     default:
       // checkUsage has refused every other word.
       throw usageError(`Unknown command ${JSON.stringify(cmd)}.`, 'tapedeck --help lists the commands.');
+  }
+}
+
+// npx in a workspace package's sub-folder: paths are the user's, relative to where they typed
+// the command (src/cli/npm-exec-dir.ts). A folder that cannot be entered leaves things as npm set them.
+const typedIn = npmExecDirectory(process.env, process.cwd());
+if (typedIn !== undefined) {
+  try {
+    process.chdir(typedIn);
+  } catch {
+    // Removed or not enterable since: the command runs where npm started it.
   }
 }
 

@@ -1,3 +1,5 @@
+import { brand } from './error-brand.ts';
+
 /**
  * Stable error codes. A code never changes meaning once published; tests and users match on it.
  *
@@ -201,6 +203,10 @@ export class TapedeckError extends Error {
     this.details = details;
   }
 }
+
+// An error of another copy of the library (jest's CommonJS bundle, the browser entry in Node)
+// is a TapedeckError too: src/error-brand.ts.
+brand(TapedeckError);
 
 /**
  * The same error with context put in front of its message (the tape it came from, the record).

@@ -128,8 +128,11 @@ function http2RequestTimeout(timeoutMs: number, everyMs: number) {
 }
 
 export interface ServeOptions extends HandlerOptions {
-  /** Port to listen on (default 8080; 0 picks a free one). */
-  port?: number;
+  /**
+   * Port to listen on (default 8080; 0 picks a free one): an integer from 0 to 65535, or a string
+   * of its digits, as read from the environment (`process.env.PORT ?? '8080'`).
+   */
+  port?: number | string;
   /** Interface to bind (default 127.0.0.1: recordings and live keys are not for the network). */
   host?: string;
   /**

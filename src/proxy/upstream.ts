@@ -5,6 +5,7 @@
 import { TapedeckError } from '../errors.ts';
 import { withoutTrailingSlashes } from '../store/upstream-prefix.ts';
 import { forwardHeaders, NULL_BODY } from './fetch-headers.ts';
+import { defaultUpstreamFetch, refusedByEnvironment } from './dom-fetch.ts';
 import { UNSTORED_RESPONSE_HEADERS, type DeckRequest } from './deck.ts';
 import type { HttpRecord, StoredHeaders } from '../store/records.ts';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS, timeoutOption, type UpstreamTimeouts } from './timeouts.ts';
@@ -173,8 +174,10 @@ export class UpstreamLink {
    */
   constructor(fetchImpl: typeof fetch | undefined, opts: UpstreamTimeouts, surface: LinkSurface = 'serve') {
     this.hints = HINTS[surface];
-    this.fetchImpl = fetchImpl ?? globalThis.fetch;
-    this.native = fetchImpl === undefined || fetchImpl === globalThis.fetch;
+    // None given: the global fetch, wrapped under a DOM test environment (./dom-fetch.ts), where
+    // it is not Node's and takes no dispatcher.
+    this.fetchImpl = fetchImpl ?? defaultUpstreamFetch();
+    this.native = this.fetchImpl === globalThis.fetch;
     this.connectTimeoutMs = timeoutOption(opts, 'connectTimeoutMs', DEFAULT_CONNECT_TIMEOUT_MS);
     this.idleTimeoutMs = timeoutOption(opts, 'idleTimeoutMs', DEFAULT_IDLE_TIMEOUT_MS);
   }
@@ -367,7 +370,7 @@ export class UpstreamCall {
       } as RequestInit);
     } catch (e) {
       this.end();
-      throw this.stopError('headers') ?? unreachable(this.url, e, connectLimit, this.link.hints);
+      throw this.stopError('headers') ?? (refusedByEnvironment(e) ? e : unreachable(this.url, e, connectLimit, this.link.hints));
     }
     this.disarm();
     if (!up.body || NULL_BODY.has(up.status)) {

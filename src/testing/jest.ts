@@ -19,11 +19,26 @@
  * test('says hello', async () => {
  *   const client = new OpenAI({ apiKey: process.env.OPENAI_API_KEY ?? 'replay', fetch: tape().fetch })
  * })
+ *
+ * @example
+ * // test.concurrent starts before beforeEach hooks run: open the tape in the test
+ * const { openTestTape } = require('llm-tapedeck/jest')
+ * test.concurrent('says hello', async () => {
+ *   const t = openTestTape({ tape: `${__dirname}/__tapes__/says-hello.tape` })
+ *   try { ... t.fetch ... } finally { await t.close() }
+ * })
  */
 import { failedWithTapeError } from './miss.ts';
 import { beginTest, CLOSE_HOOK_TIMEOUT_MS, configureTapes, endTest, tape } from './runner.ts';
 
 export { configureTapes, tape, type RunnerTapeOptions } from './runner.ts';
+// jest's CommonJS runtime cannot require the package's ES module entries (llm-tapedeck/testing,
+// /fetch, the root) on Node before 24.9: this entry, bundled as CommonJS, also gives what a jest
+// test takes from them. openTestTape opens the tape of a test.concurrent test, which starts
+// before any beforeEach hook.
+export { openTestTape, type TestTape, type TestTapeOptions } from './session.ts';
+export { createFetch, type FetchOptions, type TapedeckFetch } from '../proxy/fetch.ts';
+export { TapedeckError, type TapedeckErrorCode } from '../errors.ts';
 
 interface JestGlobals {
   beforeEach?: (fn: () => unknown) => void;

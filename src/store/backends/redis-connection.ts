@@ -286,15 +286,32 @@ type NodeRedisClient = {
 
 let loaded: Promise<NodeRedis> | undefined;
 
-/** node-redis, imported on first use; a missing package is E_STORE_UNAVAILABLE with the fix. */
+/**
+ * node-redis, imported on first use (the CommonJS bundle for jest requires it: scripts/build.mjs);
+ * a failure is E_STORE_UNAVAILABLE with the fix for its cause.
+ */
 async function loadClient(target: RedisTarget): Promise<NodeRedis> {
   loaded ??= import('redis' as string).then((m: unknown) => ((m as { default?: NodeRedis }).default?.createClient ? (m as { default: NodeRedis }).default : (m as NodeRedis)));
   try {
     return await loaded;
   } catch (e) {
     loaded = undefined;
-    throw storeUnavailable(target, 'loading the Redis client', e, 'The Redis store needs the node-redis client: npm install redis', false, true);
+    throw storeUnavailable(target, 'loading the Redis client', e, loadHint(e), false, true);
   }
+}
+
+/**
+ * The fix for a client that did not load. Installing it is the fix only when it is missing: a
+ * client that is there but fails to load (a runtime refusing import(), a broken install) was
+ * told to be installed again, which changed nothing.
+ */
+function loadHint(e: unknown): string {
+  const code = (e as { code?: unknown } | null)?.code;
+  if (code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND') return 'The Redis store needs the node-redis client: npm install redis';
+  if (code === 'ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING_FLAG') {
+    return "The node-redis client is installed, but this runtime (jest's) refuses import(): load tapedeck through llm-tapedeck/jest, its CommonJS build, or run jest with node --experimental-vm-modules.";
+  }
+  return 'The node-redis client (the redis package) is installed but failed to load, for the reason above: fix or reinstall it (npm install redis@6).';
 }
 
 /**

@@ -1,0 +1,67 @@
+/**
+ * The upstream fetch under a DOM test environment. vitest's happy-dom environment replaces Node's
+ * globalThis.fetch (and Request, Response, Headers) with happy-dom's before a test file is
+ * imported, and happy-dom's fetch applies a web page's same-origin policy (the page being
+ * http://localhost:3000): a call to a provider that sends no CORS headers is refused before it
+ * leaves, which read as an upstream that cannot be reached ("recording needs the network and a
+ * real API key"). Node keeps no other reference to its own fetch once the global is replaced, so
+ * tapedeck cannot take it back; a call the environment's fetch refuses is told as what it is,
+ * with the ways out. Outside such an environment the global fetch is used as it is.
+ */
+import { TapedeckError } from '../errors.ts';
+
+/** What refusals of a DOM environment's fetch say (happy-dom's: "Cross-Origin Request Blocked"). */
+const SAME_ORIGIN = /cross-origin|same.origin|\bCORS\b/i;
+
+/** The refusals made here: passed on as they are, not taken for an unreachable upstream. */
+const refusals = new WeakSet<object>();
+
+/** The DOM test environment whose fetch is the global one, by the user agent it gives; undefined in plain Node. */
+function domEnvironment(): string | undefined {
+  if (typeof process === 'undefined' || !process.versions?.node) return undefined;
+  const ua = (globalThis as { navigator?: { userAgent?: unknown } }).navigator?.userAgent;
+  return typeof ua === 'string' && /\bHappyDOM\//.test(ua) ? 'happy-dom' : undefined;
+}
+
+/**
+ * The fetch that reaches the upstream when none was given: the global one, wrapped under a DOM
+ * test environment so that a call its same-origin policy refused fails with E_ARG saying so.
+ * Looked at once per handler or tapedeck fetch, never per call.
+ *
+ * @example
+ * const f = defaultUpstreamFetch() // globalThis.fetch in plain Node
+ */
+export function defaultUpstreamFetch(): typeof fetch {
+  const f = globalThis.fetch;
+  const env = domEnvironment();
+  if (env === undefined) return f;
+  return (input, init) =>
+    f(input, init).catch((e: unknown) => {
+      const why = e instanceof Error ? e.message : String(e);
+      if (!SAME_ORIGIN.test(why)) throw e;
+      const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+      const err = new TapedeckError(
+        'E_ARG',
+        `The ${env} test environment's fetch refused the call to ${url} (${why.replace(/[.\s]+$/, '')}): the ${env} environment puts its own fetch in place of Node's, and that fetch applies a web page's same-origin policy. The request was not sent (its CORS preflight, at most), nothing was recorded.`,
+        {
+          option: 'fetch',
+          environment: env,
+          lasting: true,
+          hint: "Run the test file in Node's environment, where the tapes replay as well: put // @vitest-environment node at its top (or set environment: 'node' for the files that record). Or give tapedeck a fetch that reaches the network: the fetch option (tapedeckFixtures({ fetch }), openTestTape({ fetch }), createFetch({ fetch })), such as undici's.",
+        },
+      );
+      refusals.add(err);
+      throw err;
+    });
+}
+
+/**
+ * Whether `e` is a refusal of {@link defaultUpstreamFetch}'s: its own words, not an upstream
+ * that could not be reached.
+ *
+ * @example
+ * catch (e) { throw refusedByEnvironment(e) ? e : unreachable(url, e) }
+ */
+export function refusedByEnvironment(e: unknown): boolean {
+  return typeof e === 'object' && e !== null && refusals.has(e);
+}
