@@ -27,8 +27,8 @@ export interface FetchRun {
   damaged?: number;
   /** Other calls answered with an error in a mode that records nothing (the store unreachable). */
   failed?: number;
-  /** A run that recorded left `unused` recordings on the tape: say how to drop them. */
-  stale?: boolean;
+  /** A run that recorded left recordings nothing asked for: the line that says how to drop them (./stale-recordings.ts). */
+  stale?: string | undefined;
 }
 
 /**
@@ -50,9 +50,7 @@ export function formatFetchSummary(r: FetchRun): string {
   // Replay records nothing: its failed calls are not "answers not recorded".
   const bad = `${r.damaged ? `, ${plural(r.damaged, 'call')} answered with an error (damaged recording)` : ''}${r.failed ? `, ${plural(r.failed, 'call')} failed` : ''}`;
   const lines = [`tapedeck: ${r.tape ?? 'no tape'} (${r.mode}): ${r.replayed} replayed, ${plural(r.added, 'recording')} added${lost}${again}${bad}, ${r.misses.length === 1 ? '1 miss' : `${r.misses.length} misses`}, ${r.unusedNotChecked ? `unused recordings not checked: ${r.unusedNotChecked}` : plural(r.unused, 'unused recording')}`];
-  if (r.stale && r.unused > 0) {
-    lines.push(`  ${r.unused === 1 ? 'The unused recording stays' : `The ${r.unused} unused recordings stay`} on the tape (earlier versions of requests the code now makes differently?): createFetch({ pruneUnused: true }) removes what a run did not ask for as it closes.`);
-  }
+  if (r.stale) lines.push(r.stale);
   if (r.misses.length > 0) {
     lines.push('Misses:');
     for (const m of r.misses.slice(0, 20)) lines.push(`  ${m.route}: ${m.message.split('\n')[0]}`);

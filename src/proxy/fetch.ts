@@ -14,6 +14,7 @@ import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
 import { CHAOS_HEADER, abandonedBy, faultsInPlaceOfRecordings, damagedAnswer, faultHeader, faultSent, heldUntilAborted, lateBy, liveDamageAnswer, needsRecordBehind, planChaos, recordBehind, recordedBehind, statusFaultHeaders, withoutChaosHeader, type DamagePlan, type HttpChaos } from './chaos.ts';
 import { formatFetchSummary } from './fetch-summary.ts';
 import { cutLeftWhenQuiet } from './left-answers.ts';
+import { staleLine } from './stale-recordings.ts';
 import { asTapedeckError, errorAnswer, showsWholeBody, statusOf, statusTextOf } from './http-errors.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import { unrecordedByKey, unrecordedMiss } from './unrecordable.ts';
@@ -571,16 +572,14 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
         // added. The recordings they replaced are off the tape, not unused (record mode serves
         // nothing, so each is among those unusedCount finds unasked for).
         const unused = d && s ? Math.max(0, d.unusedCount(used) - (closed?.replaced.length ?? 0)) : 0;
-        // A run that recorded and left recordings nothing asked for: most often the previous
-        // version of a request the code now makes differently, which stays on the tape (rule 5)
-        // and grows it with every edit. Said unasked, with the option that drops them.
-        const stale = records && s !== undefined && s.recorded > 0 && unused > 0 && opts.pruneUnused !== true;
-        const summarize = opts.summary ?? ((misses.length > 0 || notRecorded > 0 || damagedCalls > 0 || otherErrors > 0 || stale) && entry.kind !== 'test');
+        // Recordings a record run left that nothing asked for: said unasked (./stale-recordings.ts).
+        const stale = staleLine(records && (s?.recorded ?? 0) > 0 && opts.pruneUnused !== true, unused);
+        const summarize = opts.summary ?? ((misses.length > 0 || notRecorded > 0 || damagedCalls > 0 || otherErrors > 0 || stale !== undefined) && entry.kind !== 'test');
         if (d && s && summarize) {
           const rerecorded = s.rerecorded ?? 0;
           // Faults that stood in for recordings leave those waiting for retries: none is judged unused.
           const faulted = faultsInPlaceOfRecordings(s.faults);
-          const text = formatFetchSummary({ tape: d.tape, mode: s.mode, replayed: s.hits, added: s.recorded - rerecorded - (s.retried ?? 0), ...(rerecorded > 0 ? { rerecorded } : {}), misses, unused, ...(faulted.calls > 0 ? { unusedNotChecked: faulted.text } : {}), notRecorded, damaged: damagedCalls, failed: otherErrors, ...(stale && faulted.calls === 0 ? { stale: true } : {}) });
+          const text = formatFetchSummary({ tape: d.tape, mode: s.mode, replayed: s.hits, added: s.recorded - rerecorded - (s.retried ?? 0), ...(rerecorded > 0 ? { rerecorded } : {}), misses, unused, ...(faulted.calls > 0 ? { unusedNotChecked: faulted.text } : {}), notRecorded, damaged: damagedCalls, failed: otherErrors, ...(faulted.calls === 0 ? { stale } : {}) });
           if (typeof opts.summary === 'function') opts.summary(text);
           else if (typeof process !== 'undefined' && process.stderr) process.stderr.write(`${text}\n`);
           else console.warn(text);
