@@ -4,6 +4,7 @@
  * way (with the URL and the HTTP status).
  */
 import { TapedeckError } from '../errors.ts';
+import { isArrayBuffer } from '../bytes.ts';
 
 /** Where bytes come from in a page. */
 export type ByteSource = string | URL | Response | ArrayBuffer | ArrayBufferView;
@@ -19,7 +20,7 @@ const clip = (s: string): string => (s.length > 300 ? `${s.slice(0, 200)}… (${
  * const { bytes, name } = await bytesOf('/tapes/chat.tape', 'tape')
  */
 export async function bytesOf(source: ByteSource, what: string, failCode?: 'E_BACKEND'): Promise<{ bytes: Uint8Array; name: string }> {
-  if (source instanceof ArrayBuffer) return { bytes: new Uint8Array(source), name: `<${what} bytes>` };
+  if (isArrayBuffer(source)) return { bytes: new Uint8Array(source), name: `<${what} bytes>` };
   if (ArrayBuffer.isView(source)) return { bytes: new Uint8Array(source.buffer, source.byteOffset, source.byteLength), name: `<${what} bytes>` };
   let res: Response;
   let name: string;

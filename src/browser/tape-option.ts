@@ -9,6 +9,7 @@ import { TapedeckError } from '../errors.ts';
 // The browser build's deck refuses hooks with it too (for createFetch bundled into a page).
 import { refuseHooks } from '../proxy/deck-hooks.browser.ts';
 import type { LoadedTape } from './load.ts';
+import { isArrayBuffer } from '../bytes.ts';
 
 type Caller = 'createReplayFetch' | 'replayInServiceWorker';
 
@@ -37,7 +38,7 @@ export function loadedTapeOption(tape: unknown, caller: Caller): LoadedTape {
   if (isObject(tape) && typeof tape.name === 'string' && isObject(tape.header) && Array.isArray(tape.records) && (tape.warnings === undefined || Array.isArray(tape.warnings))) return tape as unknown as LoadedTape;
   if (tape === undefined) refuse(caller, 'needs { tape }: a tape loaded by loadTape, and none was given');
   if (typeof tape === 'string' || tape instanceof URL) refuse(caller, `takes a loaded tape, not its URL ${JSON.stringify(String(tape))}`, String(tape));
-  if (tape instanceof ArrayBuffer || ArrayBuffer.isView(tape)) refuse(caller, 'takes a loaded tape, not its bytes (loadTape(bytes) reads them)');
+  if (isArrayBuffer(tape) || ArrayBuffer.isView(tape)) refuse(caller, 'takes a loaded tape, not its bytes (loadTape(bytes) reads them)');
   return refuse(caller, 'was given a tape that is not a tape loaded by loadTape (an object with name, header and records)');
 }
 

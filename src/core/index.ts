@@ -10,6 +10,7 @@ import { allFinite, canonicalText, loneSurrogateIndex, type IgnoreSet } from './
 import { DECLINED, ValueText } from './walk.ts';
 import { byteLength, simdSupported, WasmEngine } from './wasm.ts';
 import { nodeHash } from './node-crypto.ts';
+import { isArrayBuffer, isBytes } from '../bytes.ts';
 
 export type { BackendName } from './engine.ts';
 
@@ -158,7 +159,7 @@ function jsonInput(json: string | Uint8Array): string | Uint8Array {
     }
     return json;
   }
-  if (!(json instanceof Uint8Array)) {
+  if (!isBytes(json)) {
     throw notJsonText(json);
   }
   if (json.length > MAX_INPUT_BYTES) throw tooLarge(json.length);
@@ -174,7 +175,7 @@ function jsonInput(json: string | Uint8Array): string | Uint8Array {
  * throw notJsonText(new ArrayBuffer(2)) // E_ARG: … got an ArrayBuffer … new Uint8Array(buffer)
  */
 export function notJsonText(json: unknown): TapedeckError {
-  const bytes = json instanceof ArrayBuffer || ArrayBuffer.isView(json) || Object.prototype.toString.call(json) === '[object ArrayBuffer]';
+  const bytes = isArrayBuffer(json) || ArrayBuffer.isView(json);
   return new TapedeckError('E_ARG', `Expected JSON text as a string or a Uint8Array of its UTF-8, got ${describeArg(json)}.`, {
     hint: bytes
       ? 'Wrap the bytes in a Uint8Array: new Uint8Array(await res.arrayBuffer()), or new Uint8Array(view.buffer, view.byteOffset, view.byteLength) for another view.'
@@ -408,10 +409,10 @@ export interface PathHashes {
 function elementsOf(input: unknown, what: string, opts: PathHashOptions | undefined, chain: boolean, whole = chain): ElementHashes {
   const ig = ignoreOf(opts);
   const member = memberOf(opts);
-  if (typeof input === 'string' || input instanceof Uint8Array) {
+  if (typeof input === 'string' || isBytes(input)) {
     return current().elementsHex(jsonInput(input), specOf(ig, opts), chain, whole, member);
   }
-  if (input instanceof ArrayBuffer || ArrayBuffer.isView(input)) throw notJsonText(input);
+  if (isArrayBuffer(input) || ArrayBuffer.isView(input)) throw notJsonText(input);
   if (member) {
     if (input === null || typeof input !== 'object' || Array.isArray(input)) {
       throw new TapedeckError('E_NOT_ARRAY', `${what} with { member } expects an object; got ${input === null ? 'null' : Array.isArray(input) ? 'an array' : typeof input}.`, {
@@ -477,7 +478,7 @@ const decoder = new TextDecoder();
  * object), which dropped nothing; this option pair is rare enough to be hashed one by one.
  */
 function eachItsOwnRoot(values: unknown, opts: CanonicalOptions): string[] {
-  if (typeof values === 'string' || values instanceof Uint8Array) {
+  if (typeof values === 'string' || isBytes(values)) {
     // The text is checked as always (errors with the byte offset, E_NOT_ARRAY), then read as
     // values: RFC 8785 text is a function of the values JSON.parse gives for checked JSON.
     current().elementsHex(jsonInput(values), NO_IGNORE.any, false, false);
@@ -595,8 +596,8 @@ function describeArg(v: unknown): string {
  * Uint16Array as its low bytes, and the TypeScript engine threw a bare TypeError.
  */
 function sha256Bytes(data: unknown, where: string): Uint8Array {
-  if (data instanceof Uint8Array) return data;
-  if (data instanceof ArrayBuffer || Object.prototype.toString.call(data) === '[object ArrayBuffer]' || Object.prototype.toString.call(data) === '[object SharedArrayBuffer]') {
+  if (isBytes(data)) return data;
+  if (isArrayBuffer(data) || Object.prototype.toString.call(data) === '[object SharedArrayBuffer]') {
     return new Uint8Array(data as ArrayBuffer);
   }
   if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);

@@ -5,11 +5,12 @@ import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
 import { chainPaths, hex, splitHex, traceMessage, type ElementHashes, type Engine, type IgnoreSpec, type JsonText, type Sha256Stream } from './engine.ts';
 import { canonicalizeBytes } from './json-js.ts';
 import { jsonError } from './status.ts';
+import { isBytes } from '../bytes.ts';
 
 const encoder = new TextEncoder();
 
 function toBytes(json: JsonText): Uint8Array {
-  if (json instanceof Uint8Array) return json;
+  if (isBytes(json)) return json;
   return encoder.encode(typeof json === 'string' ? json : json.text());
 }
 

@@ -13,6 +13,7 @@ import { SCALAR_SHA256, SIMD_BASE64, SIMD_HEX, SIMD_SHA256 } from './wasm.genera
 // Empty in browser bundles (see wasm-scalar.browser.ts): there the scalar build is loaded on demand.
 import { SCALAR_BASE64 } from './wasm-scalar.generated.ts';
 import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
+import { isBytes } from '../bytes.ts';
 
 interface CoreExports {
   memory: WebAssembly.Memory;
@@ -238,7 +239,7 @@ export class WasmEngine implements Engine {
   /** Writes the input; returns its length in bytes. */
   private load(json: JsonText, ignore: readonly Uint8Array[]): number {
     if (json instanceof ValueText) return this.loadValue(json.value, ignore);
-    if (json instanceof Uint8Array) {
+    if (isBytes(json)) {
       const at = this.prepare(ignore, json.length);
       this.u8.set(json, at);
       return json.length;
@@ -396,12 +397,12 @@ export class WasmEngine implements Engine {
     // surrogates), and both encoders write only valid UTF-8. JSON.stringify's own text (an
     // ArrayText) also has canonical strings and numbers already (see F_STRINGIFIED), as has the
     // text of a walked value (ValueText), whose other strings are in frames of UTF-16 units.
-    const trusted = json instanceof Uint8Array ? (trustedUtf8 ? H_TRUSTED_UTF8 : 0) : typeof json === 'string' ? H_TRUSTED_UTF8 : H_TRUSTED_UTF8 | H_STRINGIFIED;
+    const trusted = isBytes(json) ? (trustedUtf8 ? H_TRUSTED_UTF8 : 0) : typeof json === 'string' ? H_TRUSTED_UTF8 : H_TRUSTED_UTF8 | H_STRINGIFIED;
     const status = this.x.canonical(n, ignore.keys.length, flags | trusted | (member ? H_MEMBER : 0) | (ignore.rootOnly ? H_ROOT_IGNORE : 0));
     this.refresh();
     if (status !== 0) {
       const bytes =
-        json instanceof Uint8Array ? json : json instanceof ValueText ? this.u8.slice(this.valueAt, this.valueAt + n) : encoder.encode(typeof json === 'string' ? json : json.text());
+        isBytes(json) ? json : json instanceof ValueText ? this.u8.slice(this.valueAt, this.valueAt + n) : encoder.encode(typeof json === 'string' ? json : json.text());
       throw jsonError(status, this.u32[this.r + 1]!, this.u32[this.r + 2]!, bytes);
     }
   }
@@ -685,7 +686,7 @@ export class WasmEngine implements Engine {
  */
 function sizeOf(json: JsonText, n: number): number {
   if (json instanceof ValueText) return n;
-  return typeof json === 'string' || json instanceof Uint8Array ? json.length : json.units;
+  return typeof json === 'string' || isBytes(json) ? json.length : json.units;
 }
 
 /** UTF-8 length of a well-formed string without encoding it. */

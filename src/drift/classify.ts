@@ -22,7 +22,7 @@
 //               values changed
 //   identical   the same answer
 
-import { sameBytes } from '../bytes.ts';
+import { isBytes, sameBytes } from '../bytes.ts';
 import { canonicalize, sha256Hex } from '../core/index.ts';
 import type { Answer } from './answer.ts';
 import { errorMessage } from './error-answer.ts';
@@ -124,7 +124,7 @@ function contentOf(a: Answer): Content {
   if (r && r.shape !== 'json') return { texts: r.texts, calls: r.toolCalls, finish: r.finish, refusal: r.refusal, usage: r.usage, rest: r.rest, other: (r.other ?? []).map((v) => comparable(v)), rawOther: r.other ?? [] };
   const b = a.body;
   if (a.shape === 'text') return { texts: [String(b)], calls: [], finish: [], refusal: '', usage: undefined, rest: undefined, other: [], rawOther: [] };
-  return { texts: [], calls: [], finish: [], refusal: '', usage: undefined, rest: b instanceof Uint8Array ? { bytes: Buffer.from(b).toString('base64') } : b, other: [], rawOther: [] };
+  return { texts: [], calls: [], finish: [], refusal: '', usage: undefined, rest: isBytes(b) ? { bytes: Buffer.from(b).toString('base64') } : b, other: [], rawOther: [] };
 }
 
 // Members whose values differ on every call: ids, creation times, the serving fingerprint, the

@@ -30,6 +30,7 @@ import type { TapeSide } from './pair.ts';
 import { keptCopies, mayReplaceKept, mcpConversation, runsOf } from './kept.ts';
 import { diffText } from './text-diff.ts';
 import { unifyMasks, withMaskedNote } from './masks.ts';
+import { isBytes } from '../bytes.ts';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -85,7 +86,7 @@ export function mcpAnswerOf(rec: McpRecord): McpAnswerRead {
     if (!isObj(ev)) continue;
     if (ev.response === true) {
       let m: unknown = ev;
-      if (ev.message instanceof Uint8Array) {
+      if (isBytes(ev.message)) {
         const text = utf8.decode(ev.message);
         try {
           m = JSON.parse(text);

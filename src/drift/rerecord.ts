@@ -26,6 +26,7 @@ import { assembleRecorded, liveAnswerVerdict } from './answer.ts';
 import { failureReason } from './failure-reason.ts';
 import { priceOf, type Price } from './prices.ts';
 import { callStats, usageOf } from './stats.ts';
+import { isBytes } from '../bytes.ts';
 
 /** A fetch that records what it fetches, and writes its records at close(). */
 export interface Recorder {
@@ -259,9 +260,9 @@ function requestInit(r: HttpRecord, credentials: ((route: string, header: string
   }
   const b = r.request.body;
   const type = headers.get('content-type');
-  if (type !== null && b !== undefined && (b instanceof Uint8Array || typeof b === 'string')) headers.set('content-type', storedBoundary(type, b));
+  if (type !== null && b !== undefined && (isBytes(b) || typeof b === 'string')) headers.set('content-type', storedBoundary(type, b));
   let body: RequestInit['body'];
-  if (b instanceof Uint8Array) body = Buffer.from(b);
+  if (isBytes(b)) body = Buffer.from(b);
   else if (typeof b === 'string') body = b;
   else if (b !== undefined) body = JSON.stringify(b);
   return { method: r.request.method, headers, ...(body !== undefined && r.request.method !== 'GET' && r.request.method !== 'HEAD' ? { body } : {}) };
@@ -327,7 +328,7 @@ export function heldMasks(r: HttpRecord, fill: (name: string) => string | undefi
   const b = r.request.body;
   if (typeof b === 'string') {
     if (holdsMask(b)) out.push('body');
-  } else if (b instanceof Uint8Array) {
+  } else if (isBytes(b)) {
     if (holdsMask(Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('latin1'))) out.push('body');
   } else if (b !== undefined) {
     for (const path of maskedMembers(b)) out.push(`body ${path}`);
@@ -378,7 +379,7 @@ export type Placed = { old: number } | { fresh: number };
 /** What identifies a request as sent again: its method, URL and body as stored. */
 function requestId(r: HttpRecord): string {
   const b = r.request.body;
-  const body = b === undefined ? '' : b instanceof Uint8Array ? `b:${createHash('sha256').update(b).digest('hex')}` : typeof b === 'string' ? `s:${b}` : `j:${JSON.stringify(b)}`;
+  const body = b === undefined ? '' : isBytes(b) ? `b:${createHash('sha256').update(b).digest('hex')}` : typeof b === 'string' ? `s:${b}` : `j:${JSON.stringify(b)}`;
   return `${r.request.method} ${r.request.url} ${body}`;
 }
 

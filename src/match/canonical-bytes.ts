@@ -3,6 +3,7 @@
 // request-texts.ts).
 
 import { canonicalize, canonicalizeJSON, canonicalJSONView } from '../core/index.ts';
+import { isBytes } from '../bytes.ts';
 
 /**
  * A body's canonical JSON (the caller's SDK and the stored record may order members
@@ -15,7 +16,7 @@ import { canonicalize, canonicalizeJSON, canonicalJSONView } from '../core/index
  */
 export function canonicalBytes(body: unknown, view = false): Uint8Array | undefined {
   try {
-    if (typeof body === 'string' || body instanceof Uint8Array) return view ? canonicalJSONView(body) : canonicalizeJSON(body);
+    if (typeof body === 'string' || isBytes(body)) return view ? canonicalJSONView(body) : canonicalizeJSON(body);
     return canonicalize(body ?? null);
   } catch {
     return undefined;

@@ -11,6 +11,7 @@ import { rawRequestDigests } from './raw-keys.ts';
 import { viewDigests } from './view-digests.ts';
 import { withVolatileSpans } from './volatile-miss.ts';
 import { RequestTexts } from './request-texts.ts';
+import { isArrayBuffer, isBytes } from '../bytes.ts';
 
 export type MatchMode = 'exact' | 'signature' | 'sequential' | 'hybrid';
 export const MATCH_MODES: readonly MatchMode[] = ['exact', 'signature', 'sequential', 'hybrid'];
@@ -158,7 +159,7 @@ export function requestKey(request: unknown, opts: NormalizeOptions = {}): { key
  *   === requestKeys({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }).key // true
  */
 export function requestDigests(request: unknown, opts: NormalizeOptions = {}): RequestDigests {
-  if (request instanceof Uint8Array || typeof request === 'string') {
+  if (isBytes(request) || typeof request === 'string') {
     const raw = rawRequestDigests(request, opts);
     if (raw) return raw;
   }
@@ -174,7 +175,7 @@ function normalized(request: unknown, opts: NormalizeOptions): ReturnType<typeof
   try {
     return normalizeRequest(parseBody(request), opts);
   } catch (e) {
-    if (e instanceof TapedeckError && e.code === 'E_DEPTH' && e.path === undefined && e.offset === undefined && typeof request === 'object' && request !== null && !(request instanceof Uint8Array)) {
+    if (e instanceof TapedeckError && e.code === 'E_DEPTH' && e.path === undefined && e.offset === undefined && typeof request === 'object' && request !== null && !isBytes(request)) {
       try {
         hashValue(request);
       } catch (located) {
@@ -197,10 +198,10 @@ const decoder = new TextDecoder();
  * by the strict core reader, with the byte offset.
  */
 function parseBody(request: unknown): unknown {
-  if (!(request instanceof Uint8Array) && typeof request !== 'string') {
+  if (!isBytes(request) && typeof request !== 'string') {
     // Bytes in another form (an ArrayBuffer from `await req.arrayBuffer()`) would be read as an
     // object with no members and refused as no LLM request shape: say what to pass instead.
-    if (request instanceof ArrayBuffer || ArrayBuffer.isView(request)) throw notJsonText(request);
+    if (isArrayBuffer(request) || ArrayBuffer.isView(request)) throw notJsonText(request);
     return request;
   }
   // The strict reader first: a body that is not I-JSON (duplicate names, lone surrogate
@@ -396,7 +397,7 @@ function isJsonValue(v: unknown, depth: number): boolean {
  * text of JSON data, else none.
  */
 function recordedText(request: unknown): string | Uint8Array | undefined {
-  return request instanceof Uint8Array || typeof request === 'string' ? request : isJsonValue(request, 0) ? JSON.stringify(request) : undefined;
+  return isBytes(request) || typeof request === 'string' ? request : isJsonValue(request, 0) ? JSON.stringify(request) : undefined;
 }
 
 /**
@@ -507,7 +508,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
   const recordedBytes = new Map<string, number>();
   function fingerprint(request: unknown): string | undefined {
     try {
-      return request instanceof Uint8Array || typeof request === 'string' ? hashJSON(request, fpOptions) : hashValue(request, fpOptions);
+      return isBytes(request) || typeof request === 'string' ? hashJSON(request, fpOptions) : hashValue(request, fpOptions);
     } catch (e) {
       // Stricter than JSON.parse (duplicate keys, lone surrogates): the full path decides.
       if (e instanceof TapedeckError) return undefined;
@@ -566,7 +567,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
     stats.computed++;
     // A raw body is keyed from its bytes; the normalized view is then only rebuilt on a miss,
     // for the diagnostics.
-    const raw = request instanceof Uint8Array || typeof request === 'string' ? rawRequestDigests(request, norm) : undefined;
+    const raw = isBytes(request) || typeof request === 'string' ? rawRequestDigests(request, norm) : undefined;
     if (raw) return { digests: raw };
     const full = requestKeys(request, norm);
     return { digests: full, full };
@@ -574,7 +575,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
 
   /** The digests of a request: from the memo when its exact bytes were seen before. */
   function digestsOf(request: unknown): { digests: RequestDigests; full?: RequestKeys } {
-    if (memoLimit <= 0 || (typeof request !== 'string' && !(request instanceof Uint8Array))) return compute(request);
+    if (memoLimit <= 0 || (typeof request !== 'string' && !isBytes(request))) return compute(request);
     // The id is the digest of the text's UTF-8, which a lone surrogate lacks (node:crypto hashes
     // it as U+FFFD, the id of another text): such a request is refused as it is without the memo.
     // isWellFormed() is O(1) for Latin-1 strings; it scans others (about half a hash's time).

@@ -6,6 +6,7 @@ import { TapedeckError } from '../errors.ts';
 import { normalizeRequest } from '../providers/normalize.ts';
 import type { NormalizeOptions } from '../providers/types.ts';
 import { replaceVolatileText, volatileLine, volatilePatterns, type VolatileSpan } from '../providers/volatile-text.ts';
+import { isBytes } from '../bytes.ts';
 
 const decoder = new TextDecoder();
 
@@ -20,7 +21,7 @@ export function withVolatileSpans(request: unknown, norm: NormalizeOptions, miss
   if (!norm.volatileText || norm.volatileText.length === 0 || miss.code !== 'E_MISS') return miss;
   let spans: VolatileSpan[] = [];
   try {
-    const body = request instanceof Uint8Array ? JSON.parse(decoder.decode(request)) : typeof request === 'string' ? JSON.parse(request) : request;
+    const body = isBytes(request) ? JSON.parse(decoder.decode(request)) : typeof request === 'string' ? JSON.parse(request) : request;
     const plain = normalizeRequest(body, { ...norm, volatileText: undefined });
     replaceVolatileText(plain.messages, volatilePatterns(norm.volatileText), spans);
   } catch {

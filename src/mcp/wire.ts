@@ -13,6 +13,7 @@
  */
 import type { McpEvent } from '../store/records.ts';
 import type { JsonRpcId } from './jsonrpc.ts';
+import { isBytes } from '../bytes.ts';
 
 /**
  * The MCP record version this release writes; 1 is still read. Raised with `message`: a release
@@ -49,7 +50,7 @@ export function wireBytes(message: unknown): Uint8Array {
  * const m = sentMessage(ev); m.id = callerId; send(m)
  */
 export function sentMessage(ev: McpEvent): WireMessage {
-  if ('message' in ev && ev.message instanceof Uint8Array) return JSON.parse(utf8Decoder.decode(ev.message)) as WireMessage;
+  if ('message' in ev && isBytes(ev.message)) return JSON.parse(utf8Decoder.decode(ev.message)) as WireMessage;
   // Version 1: the fields as stored (keys sorted), in the order tapedeck used to send them.
   if ('response' in ev) return 'error' in ev && ev.error !== undefined ? { jsonrpc: '2.0', id: null, error: ev.error } : { jsonrpc: '2.0', id: null, result: (ev as { result?: unknown }).result };
   if ('request' in ev) return { jsonrpc: '2.0', id: null, method: ev.request.method, ...(ev.request.params !== undefined ? { params: ev.request.params } : {}) };

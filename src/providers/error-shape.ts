@@ -4,11 +4,12 @@
  * diagnosis with its full report), so `message` stays short and the rest is still there.
  */
 import type { TapedeckError } from '../errors.ts';
+import { isBytes } from '../bytes.ts';
 
 /** JSON.stringify that survives bigint and byte arrays in error details. */
 export function safeJSON(v: unknown): string {
   return JSON.stringify(v, (_k, x: unknown) =>
-    typeof x === 'bigint' ? x.toString() : x instanceof Uint8Array ? `<${x.length} bytes>` : x instanceof Map ? Object.fromEntries(x) : x,
+    typeof x === 'bigint' ? x.toString() : isBytes(x) ? `<${x.length} bytes>` : x instanceof Map ? Object.fromEntries(x) : x,
   );
 }
 

@@ -65,6 +65,7 @@ import { compareBytes, hex } from '../core/engine.ts';
 import { COMPATIBLE_VOLATILE_ARGS } from './openai-compatible.ts';
 import type { Attachment, BuiltinProvider, NormalizeOptions, Provider, RequestView } from './types.ts';
 import { replaceVolatileText, volatilePatterns } from './volatile-text.ts';
+import { isBytes } from '../bytes.ts';
 
 export type { Attachment, BuiltinProvider, NormalizeOptions, Provider, RequestView } from './types.ts';
 
@@ -337,7 +338,7 @@ export function attachment(src: Obj): Attachment | undefined {
   if (typeof src.sha256 === 'string') return mediaType ? { sha256: src.sha256, mediaType } : { sha256: src.sha256 };
   if (typeof src.textSha256 === 'string') return mediaType ? { textSha256: src.textSha256, mediaType } : { textSha256: src.textSha256 };
   if (src.type === 'text' && typeof src.data === 'string') return fromBytes(utf8.encode(src.data), mediaType ?? 'text/plain');
-  if (src.data instanceof Uint8Array) return fromBytes(src.data, mediaType);
+  if (isBytes(src.data)) return fromBytes(src.data, mediaType);
   if (src.data instanceof URL) return fromUrl(src.data.href);
   const data = str(src.data) ?? str(src.file_data);
   if (data !== undefined) return fromBase64(data, mediaType);

@@ -8,6 +8,7 @@
 import { canonicalize } from '../core/index.ts';
 import type { Redactor } from '../store/redact.ts';
 import { headerValue } from './http-difference.ts';
+import { isBytes } from '../bytes.ts';
 
 /** A recording's request as the tape keeps it (only what the comparison reads). */
 interface StoredRequest {
@@ -21,7 +22,7 @@ const utf8 = new TextDecoder('utf-8');
 function canonicalJson(body: unknown, r: Redactor, parsed: boolean): string | undefined {
   let v = body;
   if (!parsed) {
-    const text = body instanceof Uint8Array ? utf8.decode(body) : typeof body === 'string' ? body : undefined;
+    const text = isBytes(body) ? utf8.decode(body) : typeof body === 'string' ? body : undefined;
     if (text === undefined || !/^\s*[[{]/.test(text)) return undefined;
     try {
       v = r.value(JSON.parse(text));
@@ -52,7 +53,7 @@ export function contentTypeDifference(bytes: Uint8Array, headers: Record<string,
   for (const rec of recorded) {
     const theirs = headerValue(rec.headers, 'content-type');
     // Stored JSON bodies are parsed values; text bodies are strings, other bodies bytes.
-    const recAsJson = rec.body !== undefined && !(rec.body instanceof Uint8Array) && typeof rec.body !== 'string';
+    const recAsJson = rec.body !== undefined && !isBytes(rec.body) && typeof rec.body !== 'string';
     if (recAsJson === askedAsJson) continue;
     if (mine === null) mine = canonicalJson(bytes, r, false);
     if (mine === undefined) return undefined;

@@ -11,6 +11,7 @@ import { requestDigests, requestKeys } from '../match/matcher.ts';
 import type { NormalizeOptions } from '../providers/normalize.ts';
 import { callHook, httpView, isHookError, isPromise, returnedPromise, responseFromView, runHook, sameValue, type HookRecording, type HookRequest, type RecordingHook } from '../store/hooks.ts';
 import type { HttpRecord, MatchKind, StoredHeaders } from '../store/records.ts';
+import { isBytes } from '../bytes.ts';
 
 // The deck checks its hooks through this module, so a browser build, which swaps this module for
 // deck-hooks.browser.ts, carries none of the hook code.
@@ -116,7 +117,7 @@ export function beforeReplay(hook: RecordingHook, rec: HttpRecord): HttpRecord |
  */
 export function answerShapeOf(request: Pick<HookRequest, 'method' | 'url' | 'body'>): string | undefined {
   const { method, url, body } = request;
-  if (body === null || typeof body !== 'object' || body instanceof Uint8Array) return undefined;
+  if (body === null || typeof body !== 'object' || isBytes(body)) return undefined;
   try {
     return requestDigests(body, { endpoint: { method, url } }).shape;
   } catch (e) {

@@ -55,6 +55,7 @@ import { filedKey, filedName, ORIGIN_FILING, recordedRoutes } from '../store/ori
 import { polledAgain } from './polled-again.ts';
 import { HeldForRetry } from './held-for-retry.ts';
 import { checkHostMatch, openHostMatch, type Found, type HostLookup, type HostMatchMode } from './host-match.ts';
+import { isBytes } from '../bytes.ts';
 
 /** Replay pacing of recorded streams: all at once, as recorded, or a fixed gap between chunks. */
 export type Timing = 'none' | 'recorded' | number;
@@ -798,7 +799,7 @@ export class Deck {
     if (typeof answer !== 'number') return answer as HttpRecord;
     const rec = this.col!.loadedValue(answer);
     if (rec) return rec;
-    // A newer tapedeck's record is intact: E_TAPE_VERSION (upgrade), not damage.
+    // An intact record is not damage: a newer tapedeck's is E_TAPE_VERSION (upgrade), one whose fields are not an HTTP record's E_TAPE_CORRUPT saying which.
     throw this.col!.loadedNewer(answer) ?? this.damagedAt(route, `request key ${key}`, key, { details: { repeat: this.col!.loadedField(answer, 'repeat') ?? 0 } });
   }
 
@@ -1108,7 +1109,7 @@ export class Deck {
         if (e.code === 'E_MISS') {
           // JSON.parse accepts what canonical JSON rejects (duplicate keys, lone surrogates): a
           // body with no canonical form is a 400, not a miss. Checked on the miss path only.
-          if (input instanceof Uint8Array) hashJSON(input);
+          if (isBytes(input)) hashJSON(input);
           llmMiss = e;
           if (e.details.diagnosed === false) {
             const matcher = r.matcher;
@@ -1119,7 +1120,7 @@ export class Deck {
       }
     } else {
       try {
-        llmKey = requestKeys(input instanceof Uint8Array ? this.parse(input) : input, { ...this.norm, endpoint: { method: req.method, url: req.url } }).key;
+        llmKey = requestKeys(isBytes(input) ? this.parse(input) : input, { ...this.norm, endpoint: { method: req.method, url: req.url } }).key;
       } catch (e) {
         if (!(e instanceof TapedeckError && e.code === 'E_REQUEST')) throw e;
       }
@@ -1131,7 +1132,7 @@ export class Deck {
       // Recorded before tapedeck understood the body's shape (a provider added since): keyed
       // then as plain JSON, and found that way still.
       if (r && r.count > r.llm.length) {
-        const old = this.take(name, 'json', input instanceof Uint8Array ? hashJSON(input) : hashValue(input));
+        const old = this.take(name, 'json', isBytes(input) ? hashJSON(input) : hashValue(input));
         if (old) return { kind: 'replay', record: old, matchedBy: 'exact', warnings: [] };
       }
       // Recorded as it is under another route of its path (the API key sent the other way,
@@ -1143,10 +1144,10 @@ export class Deck {
       if (typed) return { kind: 'miss', miss: this.routeMiss(route, llmKey, 'llm', r, typed, name) };
       return { kind: 'miss', miss: elsewhere ?? (llmMiss ? this.enrich(llmMiss, route) : this.routeMiss(route, llmKey, 'llm', r, undefined, name, input)) };
     }
-    const key = input instanceof Uint8Array ? hashJSON(input) : hashValue(input);
+    const key = isBytes(input) ? hashJSON(input) : hashValue(input);
     const rec = this.take(name, 'json', key) ?? this.takeFiledBefore(r, 'json', () => key);
     if (rec) return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
-    const detail = r && r.count > 0 ? (usedUpDetail(key, this.storedRequests(r, 'json'), this.entry) ?? this.contentTypeMiss(req, r, true) ?? jsonBodyDifference(input instanceof Uint8Array ? this.parse(input) : input, this.storedBodies(r, 'json'))) : undefined;
+    const detail = r && r.count > 0 ? (usedUpDetail(key, this.storedRequests(r, 'json'), this.entry) ?? this.contentTypeMiss(req, r, true) ?? jsonBodyDifference(isBytes(input) ? this.parse(input) : input, this.storedBodies(r, 'json'))) : undefined;
     return { kind: 'miss', miss: this.routeMiss(route, key, 'json', r, detail, name) };
   }
 
@@ -1221,7 +1222,7 @@ export class Deck {
     let body: unknown;
     const difference = streamOnOtherRoute(name, this.routes, (other, endpoint) => {
       try {
-        body ??= input instanceof Uint8Array ? this.parse(input) : input;
+        body ??= isBytes(input) ? this.parse(input) : input;
         return col.count(httpRecordKey(other, 'llm', requestKeys(body, { ...this.norm, endpoint }).key)).recorded > 0;
       } catch (e) {
         if (e instanceof TapedeckError) return false;

@@ -37,6 +37,7 @@ import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
 import { recordBehindUpstream } from './record-behind.ts';
 import { CHAOS_HEADER, abandonedBy, damagedAnswer, faultHeader, faultSent, liveDamage, needsRecordBehind, planChaos, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer, type DamagePlan, type HttpChaos, type LiveDamagePlan } from './chaos.ts';
 import type { RecordTurn } from './record-turns.ts';
+import { isBytes } from '../bytes.ts';
 
 /**
  * A replay store for `POST /v1/replay` (a ReplayStore or DurableReplayStore). With
@@ -176,7 +177,7 @@ function readBodyThen(req: IncomingMessage, max: number, done: BodyCallback): vo
   const pre = (req as { body?: unknown }).body;
   // Express/Fastify may have read the stream already: take their raw or parsed body.
   if (pre !== undefined && (req.readableEnded || req.complete)) {
-    if (pre instanceof Uint8Array) return done(undefined, pre);
+    if (isBytes(pre)) return done(undefined, pre);
     if (typeof pre === 'string') return done(undefined, Buffer.from(pre));
     // A parsed body is re-serialized. Once the stream has been read it is the only copy, even
     // when empty ({} or []: waiting for the stream would hang). Before that, an empty object

@@ -11,7 +11,7 @@
  */
 import { usedUpFix, type MissEntry } from '../match/diagnose.ts';
 import type { Redactor } from '../store/redact.ts';
-import { sameBytes } from '../bytes.ts';
+import { isBytes, sameBytes } from '../bytes.ts';
 import { uploadDifference } from './upload-difference.ts';
 
 /** A recording's request as the tape keeps it (only what the comparison reads). */
@@ -36,7 +36,7 @@ const utf8 = new TextEncoder();
 const utf8Text = new TextDecoder('utf-8', { fatal: true });
 
 function bytesOf(body: unknown): Uint8Array | undefined {
-  if (body instanceof Uint8Array) return body;
+  if (isBytes(body)) return body;
   if (typeof body === 'string') return utf8.encode(body);
   return undefined;
 }

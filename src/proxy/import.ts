@@ -37,6 +37,7 @@ import { newRedactionSalt } from '../store/salt.ts';
 import { originKey, originOf } from '../store/origins.ts';
 import { appendFrames, createTape, recordFrame } from '../store/tape-file.ts';
 import { VERSION } from '../version.ts';
+import { isBytes } from '../bytes.ts';
 
 /** Bytes of frames written per append while importing (the last append fsyncs the whole tape). */
 const BATCH_BYTES = 4 << 20;
@@ -99,7 +100,7 @@ const MASK_WORD = Buffer.from('REDACTED');
 
 function masksOfValue(v: unknown): number {
   if (typeof v === 'string') return masksIn(v);
-  if (v instanceof Uint8Array) {
+  if (isBytes(v)) {
     const b = Buffer.from(v.buffer, v.byteOffset, v.byteLength);
     return b.indexOf(MASK_WORD) < 0 ? 0 : masksIn(b.toString('latin1'));
   }

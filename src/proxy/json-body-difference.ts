@@ -8,6 +8,7 @@
  * bodies as the tape holds them.
  */
 import { differenceCount, firstDifference } from '../match/json-difference.ts';
+import { isBytes } from '../bytes.ts';
 
 function shown(v: unknown): string {
   if (v === undefined) return 'absent';
@@ -27,7 +28,7 @@ export function jsonBodyDifference(asked: unknown, recorded: Iterable<unknown>):
   let best: unknown;
   let bestDistance = Infinity;
   for (const body of recorded) {
-    if (body === undefined || body instanceof Uint8Array || typeof body === 'string') continue;
+    if (body === undefined || isBytes(body) || typeof body === 'string') continue;
     const d = differenceCount(asked, body);
     if (d < bestDistance) [best, bestDistance] = [body, d];
   }

@@ -35,6 +35,7 @@ import { redactor, type RedactOptions, type Redactor } from '../store/redact.ts'
 import { checkRedactOptions, REDACT_INNER } from '../store/redact-options.ts';
 import type { ReplaySource } from './handler.ts';
 import { entryOf, ReplayStore, type ReplayEntry, type ReplayLookup, type ReplayPut, type ReplayStoreOptions, type ReplayStoreStats } from './store.ts';
+import { isBytes } from '../bytes.ts';
 
 export { REPLAY_RECORD_KIND, type ReplayTapeRecord } from '../store/records.ts';
 
@@ -60,7 +61,7 @@ const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof
 /** The entry a tape record holds, or why it is not one. */
 function fromRecord(v: Record<string, unknown>): ReplayEntry | string {
   if (v.v !== 1) return `unsupported replay record version ${String(v.v)}`;
-  if (!(v.body instanceof Uint8Array)) return 'replay record without a binary body';
+  if (!isBytes(v.body)) return 'replay record without a binary body';
   if (typeof v.createdAt !== 'number' || !Number.isFinite(v.createdAt)) return 'replay record without a numeric createdAt';
   try {
     const e = entryOf({ token: v.token as string, documentId: v.documentId as string, query: v.query as string, body: v.body, contentType: v.contentType as string }, v.createdAt);

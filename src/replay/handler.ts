@@ -15,6 +15,7 @@
 // response ever carried, which a client fixes before it adds the other fields.
 
 import type { ReplayLookup } from './store.ts';
+import { isBytes } from '../bytes.ts';
 
 /** What handleReplay needs from a store: the in-memory ReplayStore and the durable one both fit. */
 export interface ReplaySource {
@@ -43,7 +44,7 @@ function error(status: ReplayResponse['status'], code: ReplayErrorCode, message:
 }
 
 function parse(body: unknown): { value: unknown } | undefined {
-  if (body instanceof Uint8Array || typeof body === 'string') {
+  if (isBytes(body) || typeof body === 'string') {
     try {
       return { value: JSON.parse(typeof body === 'string' ? body : decoder.decode(body)) };
     } catch {

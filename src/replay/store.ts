@@ -24,6 +24,7 @@ import { traceToken } from '../core/index.ts';
 import { TapedeckError } from '../errors.ts';
 import { checkOptionNames, checkOptionsObject, optionNames } from '../option-names.ts';
 import { resolveReplayConfig, type ReplayConfig, type ResolvedReplayConfig } from './config.ts';
+import { isBytes } from '../bytes.ts';
 
 /** What a trace token was computed from, kept with the entry for inspection. */
 export interface ReplayMeta {
@@ -161,7 +162,7 @@ export function entryOf(p: ReplayPut, createdAt: number): ReplayEntry {
   if (typeof p.body === 'string') {
     if (!p.body.isWellFormed()) throw argError('ReplayStore.put: body text has a lone UTF-16 surrogate, so it has no exact bytes.', '$.body', 'Pass the bytes that were sent.');
     body = encoder.encode(p.body);
-  } else if (p.body instanceof Uint8Array) {
+  } else if (isBytes(p.body)) {
     body = new Uint8Array(p.body); // a copy (Buffer's slice() is a view): the caller's buffer may be reused; the store keeps what was sent
   } else {
     throw argError(`ReplayStore.put: body must be a Uint8Array or a string; got ${p.body === null ? 'null' : typeof p.body}.`, '$.body', 'Pass the exact response bytes.');

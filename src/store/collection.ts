@@ -75,6 +75,12 @@ export interface RecordKind<R> {
    */
   newer?(value: unknown, where: string, details: Record<string, unknown>): TapedeckError | undefined;
   /**
+   * For a decoded value {@link is} refuses that is no newer record: what in it is not of this
+   * kind (`its response.body is object, not bytes`), said to a call it answers; undefined when
+   * the kind cannot say.
+   */
+  misfit?(value: unknown): string | undefined;
+  /**
    * Record mode: another key whose recordings (of ended runs) a re-recording of `key` replaces
    * too, if any: an HTTP recording filed under its origin replaces its request's recordings
    * filed before origins were stored (src/store/origins.ts).
@@ -302,7 +308,7 @@ export class RecordCollection<R> {
   private readonly reused = new Set<Entry<R>>();
   /** Decoded values back to their entries, for {@link use}. */
   private readonly byValue = new WeakMap<object, Entry<R>>();
-  /** Entries of records of a newer record version or of a class not registered, and the error a call they answer gets (see materialize). */
+  /** Entries of intact records this tapedeck cannot serve (a newer record version, a class not registered, fields not of this kind), and the error a call they answer gets (see materialize). */
   private readonly newerRecords = new WeakMap<Entry<R>, TapedeckError>();
   private batch: { values: unknown[]; done: (e?: unknown) => void }[] = [];
   private flushing: Promise<void> | undefined;
@@ -768,9 +774,16 @@ export class RecordCollection<R> {
         e.bad = true;
         return undefined;
       }
-      // Keyed as one of ours by its head, but the rest is not: a malformed record, told like
-      // damage (another tool's record never gets here: its head has no key of this kind).
-      this.warnings.push({ code: 'E_TAPE_CORRUPT', offset: e.stored!.at, message: `${this.backend.location}: the ${this.kind.name} at ${e.stored!.at} is malformed (its fields are not those of a ${this.kind.name}); skipped.` });
+      // Keyed as one of ours by its head, but the rest is not: a malformed record (another
+      // tool's record never gets here: its head has no key of this kind). It decoded, so it is
+      // not damage: a call it answers is told what it holds, not to look for damage.
+      const bad = new TapedeckError('E_TAPE_CORRUPT', `${this.backend.location}: the ${this.kind.name} at ${at} is malformed (${this.kind.misfit?.(v) ?? `its fields are not those of a ${this.kind.name}`}); skipped.`, {
+        file: this.backend.location,
+        offset: at,
+        hint: 'Record the call again.',
+      });
+      this.warnings.push({ code: bad.code, offset: at, message: bad.message });
+      this.newerRecords.set(e, bad);
       e.bad = true;
       return undefined;
     }
@@ -1207,8 +1220,9 @@ export class RecordCollection<R> {
   }
 
   /**
-   * The E_TAPE_VERSION of the recording at `index` when {@link loadedValue} gave undefined for
-   * it because it is of a record version newer than this tapedeck reads (see RecordKind.newer);
+   * The error of the recording at `index` when {@link loadedValue} gave undefined for it though
+   * it is intact: E_TAPE_VERSION for a record version newer than this tapedeck reads (see
+   * RecordKind.newer), E_TAPE_CORRUPT for fields not of its kind (see RecordKind.misfit);
    * undefined for damage and for a recording that decodes.
    *
    * @example

@@ -6,6 +6,7 @@
  * replay served without a word: `cache.put(request, res.json())`, its inner await forgotten).
  */
 import { TapedeckError } from '../errors.ts';
+import { isArrayBuffer } from '../bytes.ts';
 
 /** One container on the walk: what it holds, and how far the walk is through it. */
 interface Frame {
@@ -23,7 +24,7 @@ function membersOf(v: object): { items: readonly unknown[]; names: readonly stri
   if (Array.isArray(v)) return { items: v, names: undefined };
   if (v instanceof Map) return { items: [...v].flat(), names: undefined };
   if (v instanceof Set) return { items: [...v], names: undefined };
-  if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer || v instanceof Date || v instanceof RegExp) return { items: [], names: undefined };
+  if (ArrayBuffer.isView(v) || isArrayBuffer(v) || v instanceof Date || v instanceof RegExp) return { items: [], names: undefined };
   const names = Object.keys(v);
   return { items: names.map((k) => (v as Record<string, unknown>)[k]), names };
 }

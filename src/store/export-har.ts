@@ -35,6 +35,7 @@ import { newerRecordVersion } from './record-version.ts';
 import { warningText, type TapeWarning } from './tape-codec.ts';
 import { decodedRecords, withTapeStream } from './tape-stream.ts';
 import { writerFor, type OutputSink } from './chunked-write.ts';
+import { isBytes } from '../bytes.ts';
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
@@ -62,9 +63,9 @@ const first = (h: StoredHeaders, name: string): string | undefined => {
 
 function postData(r: HttpRecord['request']): Record<string, unknown> | undefined {
   if (r.body === undefined) return undefined;
-  const mimeType = first(r.headers, 'content-type') ?? (typeof r.body === 'string' ? 'text/plain' : r.body instanceof Uint8Array ? 'application/octet-stream' : 'application/json');
+  const mimeType = first(r.headers, 'content-type') ?? (typeof r.body === 'string' ? 'text/plain' : isBytes(r.body) ? 'application/octet-stream' : 'application/json');
   if (typeof r.body === 'string') return { mimeType, text: r.body };
-  if (r.body instanceof Uint8Array) return { mimeType, ...content(r.body) };
+  if (isBytes(r.body)) return { mimeType, ...content(r.body) };
   return { mimeType, text: JSON.stringify(r.body) };
 }
 

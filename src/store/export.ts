@@ -63,6 +63,7 @@ import { writerFor, type OutputSink } from './chunked-write.ts';
 import { originOf } from './origins.ts';
 import { secretsInValue } from './secret-scan.ts';
 import { REDACTED, redactor } from './redact.ts';
+import { isArrayBuffer } from '../bytes.ts';
 
 /** A JSON value as built for output; objects have a null prototype so any key is a plain key. */
 type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
@@ -219,7 +220,7 @@ function toJson(value: unknown, path: string, depth: number): JsonValue {
     if (value instanceof DataView) return tagged('DataView', { base64: base64Of(value) });
     throw new TapedeckError('E_TYPE', `A ${String(name)} at ${path} has no JSON export form.`, { path });
   }
-  if (value instanceof ArrayBuffer) return tagged('ArrayBuffer', { base64: base64Of(new Uint8Array(value)) });
+  if (isArrayBuffer(value)) return tagged('ArrayBuffer', { base64: base64Of(new Uint8Array(value)) });
   if (value instanceof Date) {
     const t = value.getTime();
     return tagged('date', { iso: Number.isNaN(t) ? null : value.toISOString() });

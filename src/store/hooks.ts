@@ -12,6 +12,7 @@
 import { TapedeckError } from '../errors.ts';
 import type { HttpRecord, StoredHeaders } from './records.ts';
 import { parseSse } from '../providers/sse-assemble.ts';
+import { isBytes } from '../bytes.ts';
 
 /** A request as hooks and custom matchers see it. */
 export interface HookRequest {
@@ -332,7 +333,7 @@ function headersFlaw(headers: unknown, path: string): Flaw | undefined {
 
 /** The first flaw of a request or response body a hook left: absent, text, bytes or a JSON value. */
 function bodyFlaw(body: unknown, path: string): Flaw | undefined {
-  if (body === undefined || typeof body === 'string' || body instanceof Uint8Array) return undefined;
+  if (body === undefined || typeof body === 'string' || isBytes(body)) return undefined;
   return jsonFlaw(body, path, []);
 }
 
@@ -399,7 +400,7 @@ function shown(v: unknown): string {
   if (v === null || v === undefined || typeof v === 'number' || typeof v === 'boolean') return String(v);
   if (typeof v === 'function' || typeof v === 'symbol') return `a ${typeof v}`;
   if (Array.isArray(v)) return 'an array';
-  if (v instanceof Uint8Array) return 'bytes';
+  if (isBytes(v)) return 'bytes';
   const kind = (Object.getPrototypeOf(v) as { constructor?: { name?: string } } | null)?.constructor?.name;
   return kind && kind !== 'Object' ? `a ${kind}` : 'an object';
 }
@@ -429,8 +430,8 @@ export function httpView(rec: Pick<HttpRecord, 'request' | 'response'>): HookRec
 /** Deep equality of view values (JSON values and byte arrays). */
 export function sameValue(a: unknown, b: unknown): boolean {
   if (a === b) return true;
-  if (a instanceof Uint8Array || b instanceof Uint8Array) {
-    if (!(a instanceof Uint8Array && b instanceof Uint8Array) || a.length !== b.length) return false;
+  if (isBytes(a) || isBytes(b)) {
+    if (!(isBytes(a) && isBytes(b)) || a.length !== b.length) return false;
     for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
     return true;
   }
@@ -452,7 +453,7 @@ function sseText(events: readonly HookEvent[]): string[] {
 
 function bodyBytes(body: unknown, ct: string): Uint8Array {
   if (body === undefined) return new Uint8Array(0);
-  if (body instanceof Uint8Array) return body;
+  if (isBytes(body)) return body;
   if (typeof body === 'string' && !isJsonType(ct)) return encoder.encode(body);
   return encoder.encode(JSON.stringify(body));
 }

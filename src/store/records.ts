@@ -19,6 +19,7 @@ import { sortedKeys } from './record-order.ts';
 import { newerRecordOf } from './record-version.ts';
 import type { Redactor } from './redact.ts';
 import { redactAnswerBody } from './stream-redact.ts';
+import { isArrayBuffer, isBytes } from '../bytes.ts';
 
 // ---------------------------------------------------------------------------------------------
 // HTTP exchanges: the proxy and createFetch (docs/proxy.md)
@@ -119,8 +120,21 @@ export function isHttpRecord(v: unknown): v is HttpRecord {
     (r.match === 'llm' || r.match === 'json' || r.match === 'http') &&
     r.response !== null &&
     typeof r.response === 'object' &&
-    r.response.body instanceof Uint8Array
+    isBytes(r.response.body)
   );
+}
+
+/**
+ * What keeps a decoded value filed as an HTTP record from being one, for the error of a call it
+ * answers: a body that is no bytes (a map of numbers, as bytes of another realm were once
+ * written); undefined for other fields.
+ *
+ * @example
+ * httpRecordMisfit({ kind: 'http', response: { body: { 0: 123 } } }) // 'its response.body is object, not bytes'
+ */
+function httpRecordMisfit(v: unknown): string | undefined {
+  const body = (v as HttpRecord | null)?.response?.body as unknown;
+  return isBytes(body) ? undefined : `its response.body is ${typeof body}, not bytes`;
 }
 
 /** The chunks of a recorded response as [delayFromStartMs, bytes], one chunk when not streamed. */
@@ -257,6 +271,7 @@ export function httpRecords(norm: NormalizeOptions = {}, origins?: OriginFiling)
       return { kind: 'http', key: rest.slice(rest.indexOf(':') + 1) };
     },
     is: isHttpRecord,
+    misfit: httpRecordMisfit,
     newer: newerRecordOf('http'),
     replaces: origins?.replaces,
   };
@@ -351,8 +366,8 @@ export function buildRecord(keys: RequestKeys, request: unknown, storedValue: un
   if (opts.raw !== undefined) {
     // The bytes as fetch gives them (`await res.arrayBuffer()`) or any view of them are taken as they are.
     const given: unknown = opts.raw.body;
-    const body = given instanceof ArrayBuffer ? new Uint8Array(given) : ArrayBuffer.isView(given) && !(given instanceof Uint8Array) ? new Uint8Array(given.buffer, given.byteOffset, given.byteLength) : given;
-    if (typeof body !== 'string' && !(body instanceof Uint8Array)) {
+    const body = isArrayBuffer(given) ? new Uint8Array(given) : ArrayBuffer.isView(given) && !isBytes(given) ? new Uint8Array(given.buffer, given.byteOffset, given.byteLength) : given;
+    if (typeof body !== 'string' && !isBytes(body)) {
       const what = typeof Blob !== 'undefined' && body instanceof Blob ? 'a Blob' : body === null ? 'null' : typeof body === 'object' ? `a ${(body as object).constructor?.name ?? 'object'}` : `a ${typeof body}`;
       throw new TapedeckError('E_ARG', `put: raw.body is ${what}; it must be the response bytes (a Uint8Array, an ArrayBuffer or another view of bytes) or a string.`, {
         hint: what === 'a Blob' ? 'Pass its bytes: { raw: { body: new Uint8Array(await blob.arrayBuffer()) } }.' : 'Pass the response bytes exactly as received: { raw: { body: new Uint8Array(await res.arrayBuffer()) } }.',
@@ -690,7 +705,7 @@ export function isRealtimeRecord(v: unknown): v is RealtimeRecord {
   if (!isObject(v) || v.kind !== REALTIME_RECORD_KIND || v.v !== 1 || typeof v.key !== 'string') return false;
   if (v.role === 'session') return typeof v.sid === 'string' && typeof v.url === 'string';
   if (v.role === 'part') return typeof v.sid === 'string' && typeof v.n === 'number' && Array.isArray(v.frames);
-  return v.role === 'blob' && v.data instanceof Uint8Array;
+  return v.role === 'blob' && isBytes(v.data);
 }
 
 /** Realtime session records in a collection, found under their stored key. */

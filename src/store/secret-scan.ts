@@ -25,6 +25,7 @@ import { queryPairs } from './query-pairs.ts';
 import { grantCode } from './secret-words.ts';
 import { ENV_LINE, YAML_LINE, valueMayBeSecret } from './env-secrets.ts';
 import { base64Document, documentOf, frameEvent, splitCredentials, type StreamEvent } from './stream-redact.ts';
+import { isArrayBuffer, isBytes } from '../bytes.ts';
 
 /** One thing that looks like a credential. */
 export interface SecretFinding {
@@ -232,9 +233,9 @@ function walk(v: unknown, path: string, secretName: boolean, report: Report, dep
   if (depth > MAX_DEPTH) return;
   if (typeof v === 'string') return scanText(v, path, secretName, report, depth, true);
   if (v === null || typeof v !== 'object') return;
-  if (v instanceof Uint8Array) return scanBytes(v, path, report, depth);
+  if (isBytes(v)) return scanBytes(v, path, report, depth);
   if (ArrayBuffer.isView(v)) return scanBytes(new Uint8Array(v.buffer, v.byteOffset, v.byteLength), path, report, depth);
-  if (v instanceof ArrayBuffer) return scanBytes(new Uint8Array(v), path, report, depth);
+  if (isArrayBuffer(v)) return scanBytes(new Uint8Array(v), path, report, depth);
   if (Array.isArray(v)) {
     v.forEach((x, i) => walk(x, childPath(path, i), secretName, report, depth + 1));
     return;

@@ -135,6 +135,21 @@ addExtension({
   write: (box: TapeMapBox) => box.entries,
   read: readMapBox,
 });
+// Under jsdom (a component test's environment) the global Uint8Array is the DOM window's while
+// Node's own bytes (a Buffer, a fetch body's chunk, TextEncoder output) stay Node's, and msgpackr
+// takes only the typed arrays of the realm it was loaded in for bytes: the others were written as
+// maps of numbers, and the recording was lost. Bytes of the realm it does not take are handed
+// over as its own Uint8Array on the same memory. msgpackr itself is asked, once (a map of one
+// entry starts with 0x81); in Node alone the two are one class, and nothing is registered.
+const realms = [Object.getPrototypeOf(Buffer.prototype).constructor as typeof Uint8Array, Uint8Array];
+if (realms[0] !== realms[1]) {
+  const probe = new Packr(MSGPACK_OPTIONS);
+  const taken = realms.map((C) => probe.pack(new C(1))[0] !== 0x81);
+  for (const [i, C] of realms.entries()) {
+    const To = realms[1 - i]!;
+    if (!taken[i] && taken[1 - i]) addExtension({ Class: C, write: (v: Uint8Array) => new To(v.buffer, v.byteOffset, v.byteLength) });
+  }
+}
 // A value of a class this process has not registered, written back: its data boxed as a
 // registered class's write() result is, so the bytes are those its own writer wrote.
 prepareUnregisteredWith((data, type) => boxMaps(data, new Set(), [`<type ${type}>`]));

@@ -6,6 +6,7 @@
  * typed-redact.browser.ts: a page stores no value (it keys requests, which are JSON).
  */
 import { sameLengthRedaction } from './binary-answer.ts';
+import { isBytes } from '../bytes.ts';
 
 /** What of the redactor a typed value's redaction uses. */
 export interface TypedMasks {
@@ -57,7 +58,7 @@ export function typedValue(v: object, masks: TypedMasks): unknown {
     if ('cause' in v) Object.defineProperty(out, 'cause', { value: cause, writable: true, configurable: true });
     return out;
   }
-  if (v instanceof Uint8Array) {
+  if (isBytes(v)) {
     // Bytes that are a file (audio, an image: a NUL or no UTF-8 in them) keep their length, as a
     // binary answer does (./binary-answer.ts).
     const r = sameLengthRedaction(v, masks.bytes(v), undefined, masks.bytes);

@@ -30,6 +30,7 @@ import { isHttpRecord, isMcpRecord, isRealtimeRecord } from '../store/records.ts
 import { httpRecordExchange } from './proxy-record.ts';
 import { continuedMessages, normalizeExchange } from './response.ts';
 import { joinSplitAnswers, type RecordedAnswers } from './split-answers.ts';
+import { isBytes } from '../bytes.ts';
 
 /** One message of a recorded conversation. */
 export interface TreeNode {
@@ -844,7 +845,7 @@ export class ConversationTree {
   /** hashesOf, and for a request body the body and options its answer is normalized with. */
   private lookupOf(input: TreeInput, opts: FindOptions): Hashed {
     // Bytes are objects too: only a plain object that is not hashes is a request body.
-    if (isObj(input) && !(input instanceof Uint8Array) && !isHashes(input)) {
+    if (isObj(input) && !isBytes(input) && !isHashes(input)) {
       const normalize = this.normalizeFor(opts.normalize);
       const { request: resolved, own } = this.resolveRequest(input);
       const body: BodyLookup = { request: resolved ?? input, normalize, ...(own === undefined ? {} : { own }) };
@@ -889,7 +890,7 @@ export class ConversationTree {
       const h = chainHashes(input as unknown[]);
       return { messageHashes: h.messageHashes, pathHashes: h.pathHashes, messages: input as unknown[] };
     }
-    if (typeof input === 'string' || input instanceof Uint8Array) {
+    if (typeof input === 'string' || isBytes(input)) {
       const h = pathHashes(input, opts.member === undefined ? undefined : { member: opts.member });
       return opts.messages ? { messageHashes: h.messageHashes, pathHashes: h.pathHashes, messages: opts.messages } : h;
     }

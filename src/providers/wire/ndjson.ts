@@ -7,6 +7,7 @@
  * arrived whole" from "the connection closed halfway through it": only values from lines a
  * newline ended, or a last line that parses as a whole JSON value, are values of the stream.
  */
+import { isBytes } from '../../bytes.ts';
 
 /** A stream split into its lines: those a line end closed, and the text after the last one. */
 export interface NdjsonLines {
@@ -95,7 +96,7 @@ export function parseNdjson(input: Uint8Array | string): NdjsonValues {
  * ndjsonComplete('{"done":false}\n', (v) => (v as { done?: unknown }).done === true) // false
  */
 export function ndjsonComplete(input: Uint8Array | string | NdjsonValues, isFinal: (value: unknown) => boolean): boolean {
-  const { values, bad, partial } = typeof input === 'string' || input instanceof Uint8Array ? parseNdjson(input) : input;
+  const { values, bad, partial } = typeof input === 'string' || isBytes(input) ? parseNdjson(input) : input;
   if (bad > 0 || partial !== '' || values.length === 0) return false;
   for (const v of values) if (v !== null && typeof v === 'object' && 'error' in v) return false;
   return isFinal(values[values.length - 1]);

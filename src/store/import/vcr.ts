@@ -17,6 +17,7 @@
 import { createRequire } from 'node:module';
 import type * as Yaml from 'yaml';
 import { addHeader, badFile, decodedBody, FieldError, isObject, readEntries, requestOf, response, streamChunks, utf8Bytes, type Exchange, type ImportHeaders, type ReadResult } from './exchange.ts';
+import { isBytes } from '../../bytes.ts';
 
 const py = (t: string) => `tag:yaml.org,2002:python/${t}`;
 
@@ -58,7 +59,7 @@ function headersOf(v: unknown, field: string): ImportHeaders {
 function bytesOf(v: unknown, field: string): Uint8Array {
   if (v === null || v === undefined) return new Uint8Array(0);
   if (typeof v === 'string') return utf8Bytes(v);
-  if (v instanceof Uint8Array) return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+  if (isBytes(v)) return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
   if (Array.isArray(v)) return concat(v.map((x, i) => bytesOf(x, `${field}[${i}]`)));
   if (isObject(v) && Array.isArray(v.state)) return bytesOf(v.state[0], `${field}.state[0]`);
   if (isObject(v) && Array.isArray(v.args)) return bytesOf(v.args[0], `${field}.args[0]`);
