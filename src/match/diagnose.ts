@@ -22,6 +22,7 @@ import { comparable, isInputsView } from './embeddings-compare.ts';
 // Browser bundles get member-difference.browser.ts (package.json "browser"): the words alone.
 import { closerLook, sharedChars } from './member-difference.ts';
 import { visibleExcerpts } from './visible-excerpts.ts';
+import { messageRun } from './message-runs.ts';
 
 export { recordHow };
 
@@ -468,29 +469,24 @@ function viewDifferences(req: RequestKeys, rec: RequestKeys): MissDifference[] {
   // that, not as message d differing from a message it was never meant to match.
   const same = (a: unknown, b: unknown) => a !== undefined && b !== undefined && canonicalText(a) === canonicalText(b);
   const prompt = (x: unknown) => d === 0 && /^(system|developer)$/.test(roleOf(x));
-  // Messages put in (or taken out) together: those before the other side's message d, up to 4.
-  const shift = (a: unknown[], b: unknown[]) => {
-    for (let k = 1; k <= 4 && d + k < a.length; k++) if (same(a[d + k], b[d])) return k;
-    return 0;
-  };
-  const putIn = d < n && d < m ? shift(req.messages, rec.messages) : 0;
-  const takenOut = d < n && d < m ? shift(rec.messages, req.messages) : 0;
-  const span = (k: number, of: unknown[]) => (k === 1 ? `message ${d}` : `messages ${d}-${d + k - 1}`) + ` (${of.slice(d, d + k).map(roleOf).join(', ')})`;
-  if (putIn === 1 && takenOut === 1) {
+  // Two to four messages put in or taken out together (./message-runs.ts; a page's miss names the first that differs).
+  const run = d < n && d < m ? messageRun(req.messages, rec.messages, d, same, roleOf, (v) => excerpts(canonicalText(v), '', 100)[0]) : undefined;
+  if (run) out.push(run);
+  else if (d < n && d < m && same(req.messages[d], rec.messages[d + 1]) && same(req.messages[d + 1], rec.messages[d])) {
     // Two neighbours swapped: each is the other's, neither new nor missing.
     out.push({ kind: 'message', text: `messages ${d} and ${d + 1} (${roleOf(req.messages[d])}) are swapped: the closest recording has them in the other order`, lines: [] });
-  } else if (takenOut && (!putIn || takenOut < putIn)) {
+  } else if (d < n && d < m && same(req.messages[d], rec.messages[d + 1]) && !same(req.messages[d + 1], rec.messages[d])) {
     const gone = rec.messages[d];
     out.push({
       kind: 'message',
-      text: prompt(gone) && takenOut === 1 ? `the system prompt (message 0 of the closest recording) is missing from the request` : `${span(takenOut, rec.messages).replace(' (', ' of the closest recording (')} ${takenOut === 1 ? 'is' : 'are'} missing from the request`,
+      text: prompt(gone) ? `the system prompt (message 0 of the closest recording) is missing from the request` : `message ${d} of the closest recording (${roleOf(gone)}) is missing from the request`,
       lines: [`  recording: ${excerpts(canonicalText(gone), '', 100)[0]}`],
     });
-  } else if (putIn && (!takenOut || putIn < takenOut)) {
+  } else if (d < n && d < m && same(req.messages[d + 1], rec.messages[d])) {
     const put = req.messages[d];
     out.push({
       kind: 'message',
-      text: prompt(put) && putIn === 1 ? `message 0 (${roleOf(put)}) is new: the closest recording has no system prompt` : `${span(putIn, req.messages)} ${putIn === 1 ? 'is new: the closest recording goes on without it' : 'are new: the closest recording goes on without them'}`,
+      text: prompt(put) ? `message 0 (${roleOf(put)}) is new: the closest recording has no system prompt` : `message ${d} (${roleOf(put)}) is new: the closest recording goes on without it`,
       lines: [`  request:   ${excerpts(canonicalText(put), '', 100)[0]}`],
     });
   } else if (d < n && d < m) out.push(messageDifference(d, req.messages[d], rec.messages[d]));
