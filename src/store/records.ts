@@ -20,6 +20,8 @@ import { newerRecordOf } from './record-version.ts';
 import type { Redactor } from './redact.ts';
 import { redactAnswerBody } from './stream-redact.ts';
 import { isArrayBuffer, isBytes } from '../bytes.ts';
+// A page's malformed-record error names no field (./record-misfit.browser.ts; the bundle's budget).
+import { httpRecordMisfit } from './record-misfit.ts';
 
 // ---------------------------------------------------------------------------------------------
 // HTTP exchanges: the proxy and createFetch (docs/proxy.md)
@@ -122,19 +124,6 @@ export function isHttpRecord(v: unknown): v is HttpRecord {
     typeof r.response === 'object' &&
     isBytes(r.response.body)
   );
-}
-
-/**
- * What keeps a decoded value filed as an HTTP record from being one, for the error of a call it
- * answers: a body that is no bytes (a map of numbers, as bytes of another realm were once
- * written); undefined for other fields.
- *
- * @example
- * httpRecordMisfit({ kind: 'http', response: { body: { 0: 123 } } }) // 'its response.body is object, not bytes'
- */
-function httpRecordMisfit(v: unknown): string | undefined {
-  const body = (v as HttpRecord | null)?.response?.body as unknown;
-  return isBytes(body) ? undefined : `its response.body is ${typeof body}, not bytes`;
 }
 
 /** The chunks of a recorded response as [delayFromStartMs, bytes], one chunk when not streamed. */
