@@ -59,6 +59,9 @@ import { brand } from './error-brand.ts';
  *   header that runs past its block, a stream cut inside a message); `offset` is the stream byte.
  * - `E_NETWORK_BLOCKED`: the fetch switch refused a request to a host it does not route through a
  *   tape while the network is blocked (`blockNetwork`).
+ * - `E_FETCH_STUBBED`: a live call (record, update or passthrough mode) refused because the global
+ *   fetch was already replaced (a test's stub or spy) when llm-tapedeck was imported and no
+ *   `fetch` option was given: its answers would have been recorded as the provider's.
  * - `E_CHAOS_SPEC`: a chaos SPEC (`--chaos`) or an `x-tapedeck-chaos` header naming no fault.
  * - `E_CHAOS_MODE`: chaos asked for in record, update or passthrough mode without `--chaos-live`.
  * - Command line only: `E_USAGE` (an unknown command or option, a missing argument; exit 2),
@@ -115,6 +118,7 @@ export type TapedeckErrorCode =
   | 'E_HOOK'
   | 'E_SIGNATURE'
   | 'E_NETWORK_BLOCKED'
+  | 'E_FETCH_STUBBED'
   | 'E_CHAOS_SPEC'
   | 'E_CHAOS_MODE'
   // The codes of the store, the proxy, drift and the command line: docs/api.md "Errors" says

@@ -5,6 +5,7 @@
  */
 import { TapedeckError } from '../errors.ts';
 import { isArrayBuffer } from '../bytes.ts';
+import { fetchSource } from './fetch-source.ts';
 
 /** Where bytes come from in a page. */
 export type ByteSource = string | URL | Response | ArrayBuffer | ArrayBufferView;
@@ -32,7 +33,8 @@ export async function bytesOf(source: ByteSource, what: string, failCode?: 'E_BA
       throw new TapedeckError('E_ARG', `A ${what} URL was given text (${source.length} characters): ${JSON.stringify(source.slice(0, 30))}….`, { hint: 'Pass the bytes: new TextEncoder().encode(text), or a URL.' });
     }
     try {
-      res = await fetch(source);
+      // In Node a file: URL is read from disk (./fetch-source.ts); a page fetches it.
+      res = await fetchSource(source);
     } catch (e) {
       throw new TapedeckError(failCode ?? 'E_TAPE_IO', `Could not fetch the ${what} at ${name}: ${(e as Error).message}.`, {
         file: name,

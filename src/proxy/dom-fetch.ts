@@ -6,9 +6,12 @@
  * leaves, which read as an upstream that cannot be reached ("recording needs the network and a
  * real API key"). Node keeps no other reference to its own fetch once the global is replaced, so
  * tapedeck cannot take it back; a call the environment's fetch refuses is told as what it is,
- * with the ways out. Outside such an environment the global fetch is used as it is.
+ * with the ways out. Outside such an environment the fetch is Node's own as it was when
+ * llm-tapedeck loaded (./own-fetch.ts), whatever a test put on the global since; one that was
+ * not Node's own then (a stub set before the import) is not recorded from: its calls are refused.
  */
 import { TapedeckError } from '../errors.ts';
+import { fetchAtImport, nodeFetch, stubbedFetchError } from './own-fetch.ts';
 
 /** What refusals of a DOM environment's fetch say (happy-dom's: "Cross-Origin Request Blocked"). */
 const SAME_ORIGIN = /cross-origin|same.origin|\bCORS\b/i;
@@ -23,23 +26,36 @@ function domEnvironment(): string | undefined {
   return typeof ua === 'string' && /\bHappyDOM\//.test(ua) ? 'happy-dom' : undefined;
 }
 
+/** The URL a fetch was called with, for messages. */
+const urlOf = (input: string | URL | Request): string => (typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
+
 /**
- * The fetch that reaches the upstream when none was given: the global one, wrapped under a DOM
- * test environment so that a call its same-origin policy refused fails with E_ARG saying so.
- * Looked at once per handler or tapedeck fetch, never per call.
+ * The fetch that reaches the upstream when none was given: Node's own, taken when llm-tapedeck
+ * loaded (a test's later stub of the global is not where the tape records from); under a DOM
+ * test environment, whose fetch was on the global by then, that one, wrapped so that a call its
+ * same-origin policy refused fails with E_ARG saying so; else (the global replaced before the
+ * import) one that refuses every call with E_FETCH_STUBBED. Looked at once per handler or
+ * tapedeck fetch, never per call.
  *
  * @example
- * const f = defaultUpstreamFetch() // globalThis.fetch in plain Node
+ * const f = defaultUpstreamFetch() // Node's fetch, as it was when llm-tapedeck was imported
  */
 export function defaultUpstreamFetch(): typeof fetch {
-  const f = globalThis.fetch;
+  if (nodeFetch !== undefined) return nodeFetch;
+  const f = fetchAtImport;
   const env = domEnvironment();
-  if (env === undefined) return f;
+  if (env === undefined || f === undefined) {
+    return (input) => {
+      const err = stubbedFetchError(urlOf(input));
+      refusals.add(err);
+      return Promise.reject(err);
+    };
+  }
   return (input, init) =>
     f(input, init).catch((e: unknown) => {
       const why = e instanceof Error ? e.message : String(e);
       if (!SAME_ORIGIN.test(why)) throw e;
-      const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+      const url = urlOf(input);
       const err = new TapedeckError(
         'E_ARG',
         `The ${env} test environment's fetch refused the call to ${url} (${why.replace(/[.\s]+$/, '')}): the ${env} environment puts its own fetch in place of Node's, and that fetch applies a web page's same-origin policy. The request was not sent (its CORS preflight, at most), nothing was recorded.`,

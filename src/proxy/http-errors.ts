@@ -80,19 +80,18 @@ export const DEFAULT_MISS_STATUS = 400;
 /**
  * The HTTP status for an error code (500 for codes that mean tapedeck itself failed); `cause`:
  * the system error behind an E_TAPE_IO (`EISDIR`: a lasting one, a 400 as a tape that is no tape);
- * `lasting`: an E_STORE_UNAVAILABLE's or a hook's E_ARG `lasting` detail (no retry changes it: a 400).
+ * `lasting`: an error's `lasting` detail (E_STORE_UNAVAILABLE, a hook's E_ARG, E_FETCH_STUBBED: no retry changes it, a 400).
  *
  * @example
  * statusOf('E_TAPE_CORRUPT') // 400
  */
 export function statusOf(code: string, missStatus = DEFAULT_MISS_STATUS, cause?: unknown, lasting?: unknown): number {
   if (code === 'E_MISS') return missStatus;
-  // A store that cannot be used as configured (a wrong password or ACL, its client package
-  // missing, another service on its port) answers every call the same: a 400, as a tape that is
-  // no tape. A store that is down may come back: a 503.
-  if (code === 'E_STORE_UNAVAILABLE' && lasting === true) return 400;
-  // A hook that returns a promise does so for every call: as a hook that throws (E_HOOK), a 400.
-  if (code === 'E_ARG' && lasting === true) return 400;
+  // What no retry changes answers every call the same: a 400, as a tape that is no tape. So a
+  // store that cannot be used as configured (a wrong password or ACL, its client package
+  // missing, another service on its port; one that is down may come back: a 503), a hook that
+  // returns a promise (as a hook that throws, E_HOOK), a global fetch stubbed before import.
+  if (lasting === true) return 400;
   if (code === 'E_TAPE_IO' && typeof cause === 'string' && LASTING_IO.has(cause)) return 400;
   return STATUS[code] ?? 500;
 }

@@ -6,6 +6,7 @@ import { TapedeckError } from '../errors.ts';
 import { withoutTrailingSlashes } from '../store/upstream-prefix.ts';
 import { forwardHeaders, NULL_BODY } from './fetch-headers.ts';
 import { defaultUpstreamFetch, refusedByEnvironment } from './dom-fetch.ts';
+import { nodeFetch } from './own-fetch.ts';
 import { UNSTORED_RESPONSE_HEADERS, type DeckRequest } from './deck.ts';
 import type { HttpRecord, StoredHeaders } from '../store/records.ts';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS, timeoutOption, type UpstreamTimeouts } from './timeouts.ts';
@@ -118,7 +119,8 @@ async function defaultAgentClass(): Promise<AgentClass | undefined> {
   // Not Node (a browser, a worker runtime): its fetch takes no undici dispatcher.
   if (typeof process === 'undefined' || !process.versions?.node) return undefined;
   const find = () => (globalThis as Record<symbol, unknown>)[GLOBAL_DISPATCHER] as Record<symbol, unknown> | undefined;
-  if (!find()) await globalThis.fetch('data:,').catch(() => undefined);
+  // Node's own fetch makes the dispatcher: a test's stub on the global would be called instead.
+  if (!find()) await (nodeFetch ?? globalThis.fetch)('data:,').catch(() => undefined);
   const d = find();
   const C = d?.constructor;
   if (typeof C !== 'function' || C.name !== 'Agent') return undefined;
@@ -169,15 +171,17 @@ export class UpstreamLink {
   readonly hints: (typeof HINTS)[LinkSurface];
 
   /**
-   * `fetchImpl` undefined: Node's global fetch as it is now. `surface`: whose options its
-   * errors' hints name. Throws E_ARG for a bad timeout.
+   * `fetchImpl` undefined: Node's fetch as it was when llm-tapedeck was imported, not whatever a
+   * test put on the global since (./own-fetch.ts). `surface`: whose options its errors' hints
+   * name. Throws E_ARG for a bad timeout.
    */
   constructor(fetchImpl: typeof fetch | undefined, opts: UpstreamTimeouts, surface: LinkSurface = 'serve') {
     this.hints = HINTS[surface];
-    // None given: the global fetch, wrapped under a DOM test environment (./dom-fetch.ts), where
-    // it is not Node's and takes no dispatcher.
+    // None given: Node's own fetch taken at import; under a DOM test environment its fetch,
+    // wrapped, which takes no dispatcher; refused calls when the global was a stub already then
+    // (./dom-fetch.ts).
     this.fetchImpl = fetchImpl ?? defaultUpstreamFetch();
-    this.native = this.fetchImpl === globalThis.fetch;
+    this.native = (nodeFetch !== undefined && this.fetchImpl === nodeFetch) || this.fetchImpl === globalThis.fetch;
     this.connectTimeoutMs = timeoutOption(opts, 'connectTimeoutMs', DEFAULT_CONNECT_TIMEOUT_MS);
     this.idleTimeoutMs = timeoutOption(opts, 'idleTimeoutMs', DEFAULT_IDLE_TIMEOUT_MS);
   }

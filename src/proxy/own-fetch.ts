@@ -1,0 +1,80 @@
+/**
+ * The global fetch as it was when this module loaded, for the tape's own live calls (record,
+ * update and passthrough mode) when no `fetch` option is given. A test may stub the global fetch
+ * (`vi.stubGlobal('fetch', ...)`, `globalThis.fetch = ...`) and leave the stub in place: a tape
+ * opened after it that read the global then sent its live calls to the stub, and recorded the
+ * stub's canned answer as the provider's, over the good recording. The test runner loads this
+ * module (through `llm-tapedeck/vitest`, the jest setup file, mocha's `--require`, or the test
+ * file's own import) before a test runs, so what it takes is what the process started with, as
+ * ../testing/real-timers.ts does for the timers.
+ *
+ * Taken already replaced (a setup file stubbed fetch, then imported llm-tapedeck), it is not
+ * used to record: Node keeps no other reference to its own fetch, so the tape's live calls are
+ * refused with E_FETCH_STUBBED (./dom-fetch.ts) rather than answered by the stub.
+ */
+import { TapedeckError } from '../errors.ts';
+
+/** The global fetch when this module loaded. */
+export const fetchAtImport: typeof fetch | undefined = globalThis.fetch;
+
+/**
+ * Node's own fetch is a function of Node's bootstrap that loads its bundled undici by the name
+ * of an internal module, in its text since Node 18; code outside Node cannot require that name,
+ * so a stub, a spy or an interceptor's wrapper never carries it.
+ */
+const NODE_OWN = /\brequire\(\s*['"]internal\/deps\/undici\/undici['"]\s*\)/;
+
+/**
+ * Whether `f` is Node's own global fetch (not a stub, a spy, or another library's fetch).
+ *
+ * @example
+ * isNodeFetch(globalThis.fetch) // true in plain Node; false after vi.stubGlobal('fetch', vi.fn())
+ */
+export function isNodeFetch(f: unknown): boolean {
+  if (typeof f !== 'function') return false;
+  try {
+    return NODE_OWN.test(Function.prototype.toString.call(f));
+  } catch {
+    return false; // a Proxy over a revoked target, and the like
+  }
+}
+
+/**
+ * A runtime other than Node that answers to `process.versions.node` (Bun, Deno): its fetch is
+ * native code, told apart from a stub by nothing sound, and used as taken.
+ */
+const otherRuntime = typeof process !== 'undefined' && (process.versions?.bun !== undefined || 'Deno' in globalThis);
+
+/** Node's own fetch as taken when this module loaded; undefined when the global was already replaced then. */
+export const nodeFetch: typeof fetch | undefined = fetchAtImport !== undefined && (otherRuntime || isNodeFetch(fetchAtImport)) ? fetchAtImport : undefined;
+
+/**
+ * What a live call is told when the global fetch was not Node's own as llm-tapedeck loaded and
+ * no `fetch` option was given: its answers would have been recorded as the provider's.
+ *
+ * @example
+ * throw stubbedFetchError('https://api.openai.com/v1/chat/completions')
+ */
+export function stubbedFetchError(url: string): TapedeckError {
+  // Without its query: a key may ride there (Gemini's ?key=).
+  let where = url.replace(/[?#][^]*$/, '');
+  try {
+    const u = new URL(url);
+    where = `${u.origin}${u.pathname}`;
+  } catch {
+    // not absolute: as given, cut at its query
+  }
+  const found =
+    fetchAtImport === undefined
+      ? 'There was no global fetch when llm-tapedeck was imported (a test environment without one, or one that removed it)'
+      : `The global fetch had been replaced when llm-tapedeck was imported (by ${fetchAtImport.name ? `a function named ${JSON.stringify(fetchAtImport.name)}` : 'an unnamed function'}, not Node's own fetch): a stub, a spy or an interceptor (vi.stubGlobal('fetch', ...), vi.spyOn, jest.spyOn, msw) whose answers would be recorded as the provider's`;
+  return new TapedeckError(
+    'E_FETCH_STUBBED',
+    `${found}. The call to ${where} was not sent and nothing was recorded.`,
+    {
+      option: 'fetch',
+      lasting: true,
+      hint: "Replace the global fetch after llm-tapedeck is imported (import it first in the setup file), and restore it when the test ends (vi.unstubAllGlobals(), or unstubGlobals: true in the vitest config); or give the tape the fetch that reaches the provider: the fetch option (tapedeckFixtures({ fetch }), openTestTape({ fetch }), createFetch({ fetch })).",
+    },
+  );
+}
