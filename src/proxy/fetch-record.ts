@@ -24,8 +24,8 @@ export interface OpenAnswers {
   readonly unread: Set<() => Promise<void>>;
   /**
    * Answers whose caller has gone (it aborted or cancelled), read on for their records: when
-   * each last heard from its upstream (performance.now() time). close() need not wait out its
-   * bound for them once they are all silent.
+   * each last heard from its upstream (performance.now() time). When close()'s bound cuts only
+   * these, it says so (./left-answers.ts).
    */
   readonly left?: Set<() => number>;
 }
@@ -150,7 +150,7 @@ async function answerOf(open: OpenAnswers, d: Deck, p: Prepared, dreq: DeckReque
     d.warnOnce(upstreamCutWarning(p.route, e));
   };
   let controller!: ReadableStreamDefaultController<Uint8Array>;
-  // Its caller has gone: close() may cut it once its upstream falls silent (OpenAnswers.left).
+  // Its caller has gone: what close() says if its bound cuts it (OpenAnswers.left).
   const heard = () => log.lastAt();
   const callerLeft = () => {
     if (!open.left || open.left.has(heard)) return;

@@ -6,5 +6,5 @@ import type { FetchRun } from './fetch-summary.ts';
 
 /** The line of counts. */
 export function formatFetchSummary(r: FetchRun): string {
-  return `tapedeck: ${r.tape} (${r.mode}): ${r.replayed} replayed, ${r.misses.length} misses, ${r.unused} unused`;
+  return `tapedeck: ${r.tape ?? 'no tape'} (${r.mode}): ${r.replayed} replayed, ${r.misses.length} misses, ${r.unused} unused`;
 }

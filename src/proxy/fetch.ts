@@ -13,7 +13,7 @@ import { refuseChaos } from '../chaos/refused.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
 import { CHAOS_HEADER, abandonedBy, faultsInPlaceOfRecordings, damagedAnswer, faultHeader, faultSent, heldUntilAborted, lateBy, liveDamageAnswer, needsRecordBehind, planChaos, recordBehind, recordedBehind, statusFaultHeaders, withoutChaosHeader, type DamagePlan, type HttpChaos } from './chaos.ts';
 import { formatFetchSummary } from './fetch-summary.ts';
-import { cutLeftWhenQuiet } from './left-answers.ts';
+import { leftAnswersCut } from './left-answers.ts';
 import { staleLine } from './stale-recordings.ts';
 import { asTapedeckError, errorAnswer, showsWholeBody, statusOf, statusTextOf } from './http-errors.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
@@ -540,10 +540,10 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       // Past the bound, what is still in flight is aborted: a hung upstream must not keep
       // close() (and the test run or process behind it) waiting.
       const timer = setTimeout(() => {
-        link.shutdown(`This tapedeck fetch was closed before the upstream finished answering (shutdown timeout ${shutdownTimeoutMs} ms); nothing was recorded.`);
+        // Only answers their callers aborted left: said as such (./left-answers.ts).
+        const left = leftAnswersCut(open, shutdownTimeoutMs);
+        link.shutdown(left?.message ?? `This tapedeck fetch was closed before the upstream finished answering (shutdown timeout ${shutdownTimeoutMs} ms); nothing was recorded.`, left?.hint);
       }, withinMs);
-      // Answers whose callers aborted them, read on for their records, are cut once silent (./left-answers.ts).
-      const quiet = cutLeftWhenQuiet(open, link);
       try {
         for (;;) {
           // Bodies nobody is reading are read now, so they are recorded and close can finish.
@@ -553,11 +553,16 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
         }
       } finally {
         clearTimeout(timer);
-        quiet();
       }
       // A tape that never opened has nothing to write: its error went to the calls.
       const d = await opening.catch(() => undefined);
       try {
+        // Counted before the close rewrites the tape (a re-record, a prune: a large tape's records
+        // are read from the file, which the rewrite replaces), and only when a summary may say it.
+        const before = d?.stats();
+        const staleCandidate = before?.mode === 'record' && before.recorded > 0 && opts.pruneUnused !== true;
+        const mayTell = opts.summary !== undefined ? opts.summary !== false : entry.kind !== 'test' && (misses.length > 0 || damagedCalls > 0 || (before?.errors ?? 0) > 0 || staleCandidate);
+        const unusedBefore = d && mayTell ? d.unusedCount(used) : 0;
         const closed = await d?.close();
         const s = d?.stats();
         // Said unasked when a call missed or a live answer was left off the tape: the next
@@ -571,9 +576,9 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
         // Re-recordings took an older recording's place (record mode, known once closed): not
         // added. The recordings they replaced are off the tape, not unused (record mode serves
         // nothing, so each is among those unusedCount finds unasked for).
-        const unused = d && s ? Math.max(0, d.unusedCount(used) - (closed?.replaced.length ?? 0)) : 0;
+        const unused = Math.max(0, unusedBefore - (closed?.replaced.length ?? 0));
         // Recordings a record run left that nothing asked for: said unasked (./stale-recordings.ts).
-        const stale = staleLine(records && (s?.recorded ?? 0) > 0 && opts.pruneUnused !== true, unused);
+        const stale = staleLine(staleCandidate, unused);
         const summarize = opts.summary ?? ((misses.length > 0 || notRecorded > 0 || damagedCalls > 0 || otherErrors > 0 || stale !== undefined) && entry.kind !== 'test');
         if (d && s && summarize) {
           const rerecorded = s.rerecorded ?? 0;

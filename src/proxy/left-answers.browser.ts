@@ -1,6 +1,6 @@
 /** Browser bundles' stand-in for ./left-answers.ts (package.json "browser"): a page records nothing. */
 
-/** Nothing to watch: returns the function that stops watching. */
-export function cutLeftWhenQuiet(_open: unknown, _link: unknown): () => void {
-  return () => {};
+/** None in a page. */
+export function leftAnswersCut(_open: unknown, _boundMs: number): undefined {
+  return undefined;
 }

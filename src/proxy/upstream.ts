@@ -77,7 +77,8 @@ export function safeUrl(url: string): string {
  * For replay with `timing: 'recorded'`: a wait as long as the recorded stream's headers took to
  * come, or undefined for none. The record holds it: `durationMs` runs from sending the request to
  * the answer's end, and the last chunk's time counts from the headers. Only for an answer recorded
- * in chunks (a stream): a whole answer's chunk times are not kept.
+ * in more than one chunk (a stream, or a whole answer that came in pieces): one read in one piece
+ * keeps no chunk times.
  *
  * @example
  * await headersWait({ durationMs: 2600, response: { chunks: [[3, 80], [2100, 900]] } }) // resolves after 500 ms

@@ -174,8 +174,14 @@ export function replaceCredentials(s: string, view: string, fn: (found: string) 
 export function mayHoldCredential(s: string): boolean {
   // A window like the one before holds what it held (a stream's events repeat their model name).
   let last = '';
+  // Whether the text holds a `%` at all: asked once, at its first long run.
+  let percent: boolean | undefined;
   for (let run = nextRun(s, 0); run !== undefined; run = nextRun(s, run[1])) {
-    const window = searchedText(s.slice(matchFloor(s, run[0]), run[1]), 0);
+    // A percent-encoded separator just before the floor (`%2Fbot…`) is what starts the word in
+    // the view the search reads (searchedText): taken into the window.
+    let from = matchFloor(s, run[0]);
+    if ((percent ??= s.indexOf('%') >= 0)) for (let k = 1; k <= 3; k++) if (s.charCodeAt(from - k) === 0x25) from -= k;
+    const window = searchedText(s.slice(from, run[1]), 0);
     if (window === last) continue;
     last = window;
     CREDENTIAL.lastIndex = 0;

@@ -41,3 +41,12 @@ describe('a key after a percent-encoded separator', () => {
     }
   });
 });
+
+describe('the quick check agrees with the search', () => {
+  it('a bot token after a percent-encoded slash: masked, and the quick check says the text may hold one', () => {
+    const s = 'https://api.telegram.org%2Fbot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw%2FgetMe';
+    expect(r.text(s)).not.toContain('AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw');
+    expect(mayHoldCredential(s)).toBe(true);
+    expect(r.mayHaveSecrets(JSON.stringify({ messages: [{ role: 'user', content: s }] }))).toBe(true);
+  });
+});
