@@ -151,7 +151,12 @@ function buildTypeScript() {
     // jest's CommonJS runtime refuses a dynamic import() (without --experimental-vm-modules), so
     // the bundle loads what it loads on demand (node-redis, node:net) with require; node-redis,
     // an optional peer, stays in the user's node_modules.
-    const cjs = ['--supported:dynamic-import=false', '--external:redis'];
+    // @jest/globals is jest's to give (its require answers it inside a test environment), and
+    // selfsigned (tape().serve()'s certificate), like node-redis, is an optional peer the user installs.
+    const cjs = ['--supported:dynamic-import=false', '--external:redis', '--external:@jest/globals', '--external:selfsigned'];
+    // A jest test environment other than node's (jsdom) gives the setup file a global object
+    // without Node's Web globals: the setup bundle takes them from Node (src/testing/jest-node-globals.ts).
+    if (name === 'jest') cjs.push('--inject:dist/testing/jest-node-globals.js');
     run(bin('esbuild'), [`dist/testing/${name}.js`, '--bundle', '--platform=node', '--format=cjs', '--target=node20', `--outfile=dist/testing/${name}.cjs`, '--log-level=warning', ...cjs, ...footer]);
     copyFileSync(join(root, `src/testing/${name}.d.cts`), join(root, `dist/testing/${name}.d.cts`));
   }

@@ -55,6 +55,19 @@ const USAGE: Readonly<Record<string, { options: readonly string[]; most: number;
 const EVERYWHERE = ['--help', '-h', '--version', '-v', '--debug'];
 
 /**
+ * The working command line of `cmd` (one of those parsed in src/cli.ts) with `option` added, for
+ * the hint under an option given without its value: the command typed, not another one's.
+ * Undefined for a command not parsed there.
+ *
+ * @example
+ * exampleWith('hash', '--ignore id,created') // 'tapedeck hash request.json --ignore id,created'
+ */
+export function exampleWith(cmd: string | undefined, option: string): string | undefined {
+  const usage = cmd !== undefined && Object.hasOwn(USAGE, cmd) ? USAGE[cmd] : undefined;
+  return usage && `${usage.example} ${option}`;
+}
+
+/**
  * Throws E_USAGE (exit 2) for a command line the command does not take: an unknown command, an
  * unknown option or one of another command, two options that contradict each other, or an
  * argument too many. `given` holds the options as written (`--ignore` for `--ignore=a,b`);

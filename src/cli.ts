@@ -6,7 +6,7 @@
 import { lstatSync } from 'node:fs';
 import { dashPath, splitAtDashes, unspellableArgument } from './cli-args.ts';
 import { exitCodesHelp, reportCliError, setDebug, usageError } from './cli-errors.ts';
-import { checkUsage } from './cli-usage.ts';
+import { checkUsage, exampleWith } from './cli-usage.ts';
 import { COMMAND_HELP } from './cli-help.ts';
 import { exitCode, watchStdout, writeOut } from './cli/stdout.ts';
 import { npmExecDirectory } from './cli/npm-exec-dir.ts';
@@ -310,7 +310,11 @@ function main(argv: string[]): number | Promise<number> {
       // value, not a key named "--force" (which left the command without its --force).
       const v = a === '--ignore' ? argv[++i] : a.slice(9);
       ignoreKeys = (v ?? '').split(',').filter(Boolean);
-      if (v === undefined || v.startsWith('-') || ignoreKeys.length === 0) throw usageError('--ignore needs a value.', 'tapedeck import session.har app.tape --ignore user,metadata');
+      if (v === undefined || v.startsWith('-') || ignoreKeys.length === 0) {
+        // The hint is the command typed (before or after the option: the first word that is no option).
+        const cmd = args[0] ?? argv.slice(i + 1).find((w) => !w.startsWith('-'));
+        throw usageError('--ignore needs a value.', exampleWith(cmd, cmd === 'import' ? '--ignore user,metadata' : '--ignore id,created') ?? 'tapedeck hash request.json --ignore id,created');
+      }
     } else if (a === '--route' || a.startsWith('--route=')) {
       route = a === '--route' ? argv[++i] : a.slice(8);
       if (route === undefined || route === '') throw usageError('--route needs a value.', "tapedeck key body.json --route 'POST /v1beta/models/gemini-2.5-flash:generateContent'");

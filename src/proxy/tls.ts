@@ -23,8 +23,7 @@ export interface TlsMaterial {
  * https.createServer({ cert, key }, handler)
  */
 export async function makeLocalCertificate(): Promise<Required<TlsMaterial>> {
-  // Loaded here, not with the proxy: its X.509 stack is megabytes of heap that only --tls uses.
-  const { generate } = await import('selfsigned');
+  const { generate } = await loadSelfsigned();
   const notBeforeDate = new Date(Date.now() - 60_000);
   const notAfterDate = new Date(Date.now() + 7 * 24 * 3600_000);
   const ca = await generate([{ name: 'commonName', value: 'tapedeck local CA' }], {
@@ -53,6 +52,27 @@ export async function makeLocalCertificate(): Promise<Required<TlsMaterial>> {
     ],
   });
   return { cert: leaf.cert, key: leaf.private, ca: ca.cert };
+}
+
+/**
+ * The certificate generator, loaded here, not with the proxy: its X.509 stack is megabytes of
+ * heap that only TLS uses, and ~20 packages on disk, so it is an optional peer dependency that
+ * an install of tapedeck does not pull. Missing, E_ARG with the ways to serve TLS all the same.
+ */
+async function loadSelfsigned(): Promise<typeof import('selfsigned')> {
+  try {
+    return await import('selfsigned');
+  } catch (e) {
+    // Missing itself, not a package of its own that a broken install lacks (named otherwise).
+    const code = (e as { code?: unknown } | null)?.code;
+    if ((code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') || !/['"]selfsigned['"]/.test((e as Error).message)) throw e;
+    throw new TapedeckError('E_ARG', 'Cannot make a TLS certificate: tapedeck makes it with the selfsigned package, an optional peer dependency, which is not installed.', {
+      option: 'tls',
+      lasting: true,
+      // No API call in it: the command line shows a hint naming one only by its command forms.
+      hint: 'npm install selfsigned (a dev dependency, beside llm-tapedeck). Or serve TLS with a certificate of your own (tapedeck serve --tls-cert FILE --tls-key FILE; certFile and keyFile of tlsMaterial), or serve without TLS (tls: false in the serve options of a test tape).',
+    });
+  }
 }
 
 /**

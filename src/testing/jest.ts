@@ -28,6 +28,7 @@
  *   try { ... t.fetch ... } finally { await t.close() }
  * })
  */
+import { TapedeckError } from '../errors.ts';
 import { failedWithTapeError } from './miss.ts';
 import { beginTest, CLOSE_HOOK_TIMEOUT_MS, configureTapes, endTest, tape } from './runner.ts';
 
@@ -46,11 +47,11 @@ interface JestGlobals {
   expect?: { getState(): { testPath?: string; currentTestName?: string } };
 }
 
-const g = globalThis as JestGlobals;
+const g = jestGlobals();
 // Imported outside a jest test environment (a script reading `tape`): no hooks to add.
-if (typeof g.beforeEach === 'function' && typeof g.afterEach === 'function' && g.expect) {
+if (g) {
   g.beforeEach(() => {
-    const st = g.expect!.getState();
+    const st = g.expect.getState();
     // jest.retryTimes: the test's invocations count its attempts, this one included.
     const invocations = runningTest()?.invocations ?? 1;
     beginTest({ file: st.testPath ?? 'unknown.test.js', names: [st.currentTestName ?? 'test'], runner: 'jest', retry: Math.max(0, invocations - 1) });
@@ -70,6 +71,35 @@ if (typeof g.beforeEach === 'function' && typeof g.afterEach === 'function' && g
 }
 
 /**
+ * jest's hooks and expect: the globals jest injects or, with `injectGlobals: false` (the tests
+ * take them from @jest/globals), that module, which jest's own require gives a setup file. Not
+ * in a jest test environment (a script reading `tape`, a globalSetup module): none.
+ */
+function jestGlobals(): Required<JestGlobals> | undefined {
+  const injected = globalThis as JestGlobals;
+  if (typeof injected.beforeEach === 'function' && typeof injected.afterEach === 'function' && injected.expect) return injected as Required<JestGlobals>;
+  // jest-circus keeps its state on the global object of a test environment (see runningTest).
+  if (circusStateSymbol() === undefined) return undefined;
+  // Only jest's require (the CommonJS bundle's, in a setup file) has the module: in an ES module
+  // (jest with --experimental-vm-modules) there is no require to ask.
+  let fromModule: JestGlobals | undefined;
+  let why = 'this entry was loaded as an ES module, where jest gives no require';
+  if (typeof require === 'function') {
+    try {
+      fromModule = require('@jest/globals') as JestGlobals;
+    } catch (e) {
+      why = `require('@jest/globals') failed: ${e instanceof Error ? e.message : String(e)}`;
+    }
+  }
+  if (fromModule && typeof fromModule.beforeEach === 'function' && typeof fromModule.afterEach === 'function' && fromModule.expect) return fromModule as Required<JestGlobals>;
+  // Without the hooks no test would get a tape, and tape() would say to add this setup file.
+  throw new TapedeckError('E_ARG', `llm-tapedeck/jest found no beforeEach and afterEach to register its hooks with: jest does not inject its globals (injectGlobals: false), and ${why}.`, {
+    option: 'injectGlobals',
+    hint: "List llm-tapedeck/jest in setupFilesAfterEnv of a CommonJS jest setup (it takes the hooks from @jest/globals there), or set injectGlobals: true in the jest config.",
+  });
+}
+
+/**
  * The errors the running test failed with so far. jest-circus keeps its state on the global
  * object under a symbol it does not register (`Symbol('JEST_STATE_SYMBOL')`), so it is found by
  * its description; none found (another runner), none known.
@@ -80,9 +110,14 @@ function runningTestErrors(): unknown[] {
 
 /** jest-circus's running test (see runningTestErrors), if found. */
 function runningTest(): { errors?: unknown[]; invocations?: number } | undefined {
-  const sym = Object.getOwnPropertySymbols(globalThis).find((s) => s.description === 'JEST_STATE_SYMBOL');
+  const sym = circusStateSymbol();
   const st = sym ? (globalThis as Record<symbol, { currentlyRunningTest?: { errors?: unknown[]; invocations?: number } | null } | undefined>)[sym] : undefined;
   return st?.currentlyRunningTest ?? undefined;
+}
+
+/** The symbol jest-circus keeps its state under on the global object, if any (see runningTestErrors). */
+function circusStateSymbol(): symbol | undefined {
+  return Object.getOwnPropertySymbols(globalThis).find((s) => s.description === 'JEST_STATE_SYMBOL');
 }
 
 // Kept for `import tapedeck from 'llm-tapedeck/jest'`.

@@ -267,7 +267,8 @@ export interface ConnectOptions {
 type NodeRedis = {
   createClient(opts: unknown): NodeRedisClient;
   createCluster(opts: unknown): NodeRedisClient;
-  RESP_TYPES: Record<string, number>;
+  /** Absent before node-redis 5. */
+  RESP_TYPES?: Record<string, number>;
 };
 type NodeRedisClient = {
   on(ev: string, fn: (e: unknown, info?: unknown) => void): void;
@@ -292,11 +293,32 @@ let loaded: Promise<NodeRedis> | undefined;
  */
 async function loadClient(target: RedisTarget): Promise<NodeRedis> {
   loaded ??= import('redis' as string).then((m: unknown) => ((m as { default?: NodeRedis }).default?.createClient ? (m as { default: NodeRedis }).default : (m as NodeRedis)));
+  let lib: NodeRedis;
   try {
-    return await loaded;
+    lib = await loaded;
   } catch (e) {
     loaded = undefined;
     throw storeUnavailable(target, 'loading the Redis client', e, loadHint(e), false, true);
+  }
+  // node-redis 4 has no RESP type mapping (RESP_TYPES came with 5), which the store reads
+  // binary values with: it failed later with a bare TypeError.
+  if (typeof lib.RESP_TYPES?.BLOB_STRING !== 'number') {
+    loaded = undefined;
+    const found = await installedVersion();
+    const cause = new Error(`the node-redis client installed (${found === undefined ? 'the redis package' : `node-redis ${found}`}) is too old: the Redis store needs node-redis 5 or 6`);
+    throw storeUnavailable(target, 'loading the Redis client', cause, 'Install a supported client: npm install redis@6 (or redis@5).', false, true);
+  }
+  return lib;
+}
+
+/** The version of the redis package found, for the message about an unsupported one; undefined when it cannot be read. */
+async function installedVersion(): Promise<string | undefined> {
+  try {
+    const pkg = (await import('redis/package.json' as string, { with: { type: 'json' } })) as { default?: { version?: unknown }; version?: unknown };
+    const v = pkg.default?.version ?? pkg.version;
+    return typeof v === 'string' ? v : undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -311,7 +333,7 @@ function loadHint(e: unknown): string {
   if (code === 'ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING_FLAG') {
     return "The node-redis client is installed, but this runtime (jest's) refuses import(): load tapedeck through llm-tapedeck/jest, its CommonJS build, or run jest with node --experimental-vm-modules.";
   }
-  return 'The node-redis client (the redis package) is installed but failed to load, for the reason above: fix or reinstall it (npm install redis@6).';
+  return 'The node-redis client (the redis package) is installed but failed to load, for the reason above: fix or reinstall it (npm install redis@6, or redis@5).';
 }
 
 /**
@@ -342,7 +364,7 @@ export async function connectRedis(target: RedisTarget, opts: ConnectOptions = {
     commandOptions: { timeout: commandTimeout },
     RESP: 2,
   };
-  const typeMapping = { [lib.RESP_TYPES.BLOB_STRING!]: Buffer };
+  const typeMapping = { [lib.RESP_TYPES!.BLOB_STRING!]: Buffer };
 
   // First a plain client with no reconnects: it tells us whether the server is reachable at
   // all (failing fast), whether the credentials work, and whether it is a cluster node.
