@@ -24,7 +24,13 @@ export interface FallbackCall {
   body?: string;
 }
 
-/** A request body as text, when the call gave it as text or bytes (what SDKs send); else undefined (a stream, a Request's own body). */
+/**
+ * A request body as text, when the call gave it as text or bytes (what SDKs send); else
+ * undefined (a stream, a Request's own body).
+ *
+ * @example
+ * bodyText({ body: '{"a":1}' }) // '{"a":1}'
+ */
 export function bodyText(init?: RequestInit): string | undefined {
   const body = init?.body;
   if (typeof body === 'string') return body;

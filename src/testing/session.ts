@@ -598,7 +598,9 @@ function openTape(opts: TestTapeOptions): TestTape {
     // An error answer of the tape or its store (damaged, unreachable), not of the upstream.
     if (how === 'error' && !(res.headers.get('x-tapedeck-error') ?? '').startsWith('E_UPSTREAM')) failedRequests++;
     if (how === 'exact' || how === 'signature' || how === 'sequential') hits++;
-    if (how === 'signature' || how === 'sequential') fallbacks.push({ route: routeOf(input, init), how, trace: res.headers.get('x-tapedeck-trace'), body: bodyText(init) });
+    // Another request's recording answered: a fallback of 'signature' or 'hybrid' (in
+    // 'sequential' mode every call is answered in order, by design: none is a fallback).
+    if (how === 'signature' || (how === 'sequential' && opts.match === 'hybrid')) fallbacks.push({ route: routeOf(input, init), how, trace: res.headers.get('x-tapedeck-trace'), body: bodyText(init) });
     // createFetch hands an unrecorded upstream answer back as it came: no x-tapedeck-match.
     if ((how === null || how === 'passthrough') && res.status >= 400 && mode !== 'passthrough' && !res.headers.has('x-tapedeck-fault')) errorsNotRecorded++;
     // A stream that carried the API's error event after a 200 is such an error answer too.

@@ -25,9 +25,9 @@ afterAll(async () => {
 });
 
 /** One run of the test asking `question` on `tape` with hybrid matching: its answer, how it matched, and the run's summary. */
-async function ask(tape: string, name: string, question: string, env: Record<string, string>): Promise<{ answer: string; how: string | null; summary: string; fallbacks: number }> {
+async function ask(tape: string, name: string, question: string, env: Record<string, string>, match: 'hybrid' | 'sequential' = 'hybrid'): Promise<{ answer: string; how: string | null; summary: string; fallbacks: number }> {
   const runDir = join(dir, `run-${name}`);
-  const t = openTestTape({ tape: join(dir, tape), env, runDir, test: 'asks a capital', match: 'hybrid' });
+  const t = openTestTape({ tape: join(dir, tape), env, runDir, test: 'asks a capital', match });
   let how: string | null = null;
   const f: typeof fetch = async (input, init) => {
     const r = await t.fetch(input as string, init);
@@ -78,5 +78,13 @@ describe('an edited prompt under hybrid matching', () => {
     const exact = await ask('ci.tape', 'c3', 'What is the capital of France?', { CI: 'true' });
     expect(exact.how).toBe('exact');
     expect(exact.summary).not.toContain("another request's recording");
+  });
+
+  it("under match: 'sequential' every call is answered in order by design: none is counted as another request's", async () => {
+    await ask('seq.tape', 's1', 'What is the capital of France?', { TAPEDECK_MODE: 'record' }, 'sequential');
+    const replay = await ask('seq.tape', 's2', 'What is the capital of France?', { CI: 'true' }, 'sequential');
+    expect(replay.how).toBe('sequential');
+    expect(replay.fallbacks).toBe(0);
+    expect(replay.summary).not.toContain("another request's recording");
   });
 });
