@@ -8,9 +8,12 @@
  * renamed to the test where it is now (the tape rewritten whole, atomically, under its lock), so
  * the run replaces them as it replaces the test's own.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { decodeFrame, peekFrame, recordFrame, rewriteTapeWith, scanTape } from '../store/tape-file.ts';
+
+/** The tests a tape's records name, by tape, with the size and time of the tape they were read from. */
+const lookedAt = new Map<string, { size: number; mtimeMs: number; tests: Set<string>; damaged: boolean }>();
 
 /** Whether a record's test (`<file> > <name>`) is `owner`'s name in a test file gone from `root`. */
 function formerSelf(test: unknown, owner: string, root: string): test is string {
@@ -32,10 +35,22 @@ function formerSelf(test: unknown, owner: string, root: string): test is string 
  * // 1 when its one recording names 'test/a.test.ts > chat' and test/a.test.ts is gone
  */
 export async function adoptMovedRecordings(tape: string, owner: string, root: string): Promise<number> {
-  if (!existsSync(tape)) return 0;
-  // A cheap look first (each record's leading test field): most record runs find nothing.
-  const seen = await scanTape(tape);
-  if (seen.warnings.length > 0 || !seen.frames.some((f) => formerSelf(peekFrame(seen.bytes, f, ['test'], true).test, owner, root))) return 0;
+  const st = statSync(tape, { throwIfNoEntry: false });
+  if (st === undefined) return 0;
+  // A look first (each record's leading test field), once per state of the tape for all the
+  // tests that share it: most record runs find nothing, and a shared tape was read per test.
+  let named = lookedAt.get(tape);
+  if (named === undefined || named.size !== st.size || named.mtimeMs !== st.mtimeMs) {
+    const seen = await scanTape(tape);
+    const tests = new Set<string>();
+    if (seen.warnings.length === 0) for (const f of seen.frames) {
+      const test = peekFrame(seen.bytes, f, ['test'], true).test;
+      if (typeof test === 'string') tests.add(test);
+    }
+    named = { size: st.size, mtimeMs: st.mtimeMs, tests, damaged: seen.warnings.length > 0 };
+    lookedAt.set(tape, named);
+  }
+  if (named.damaged || ![...named.tests].some((t) => formerSelf(t, owner, root))) return 0;
   let renamed = 0;
   await rewriteTapeWith(tape, (scan) => {
     if (scan.warnings.length > 0) return undefined;
