@@ -44,6 +44,20 @@ export function fakeTimersError(what: string): TapedeckError {
   });
 }
 
+/** Whether the global queueMicrotask is a fake (`vi.useFakeTimers({ toFake: [..., 'queueMicrotask'] })`). */
+export const microtasksFaked = (): boolean => isFakeTimer(globalThis.queueMicrotask);
+
+/**
+ * What a test is told when it calls through its tape with queueMicrotask faked: Node's fetch
+ * closes the body of every Response made from bytes through it, so reading an answer never ends
+ * (the stream is pulled again and again, and the worker spins: the test timeout never reports).
+ */
+export function fakeMicrotasksError(): TapedeckError {
+  return new TapedeckError('E_ARG', "A call through the test's tape with queueMicrotask faked (vi.useFakeTimers({ toFake: [..., 'queueMicrotask'] })): Node's fetch finishes reading every answer through queueMicrotask, so no call could end.", {
+    hint: "Leave 'queueMicrotask' out of toFake (the default fake timers leave it real), or restore real timers (vi.useRealTimers()) before the call.",
+  });
+}
+
 /**
  * The real timer function `name`: the one captured when this module loaded or, when that was a
  * fake already, the original its fake clock kept. Throws E_ARG (see fakeTimersError) when no

@@ -389,6 +389,9 @@ function faultedCalls(rs: readonly TapeReport[]): ReturnType<typeof faultsInPlac
   return faultsInPlaceOfRecordings(all);
 }
 
+/** A tape beside a test's (`<tape>.cache.tape`, `<tape>.mcp.tape`): its test may have made requests through the other. */
+const COMPANION = /\.(cache|mcp)\.tape$/;
+
 /** One tape's (or namespace's) line of the summary: its reports added up, its unused recordings found. */
 async function summarizeTape(tape: string, rs: readonly TapeReport[], opts: SummaryOptions, ran: RanFiles): Promise<TapeSummary> {
   const added = rs.reduce((n, r) => n + r.added + (r.cacheAdded ?? 0), 0);
@@ -416,7 +419,7 @@ async function summarizeTape(tape: string, rs: readonly TapeReport[], opts: Summ
   const idle = failed === 0 && rs.every((r) => r.hits === 0 && r.added === 0 && r.misses.length === 0 && r.used.length === 0 && !r.cacheAdded) && (rs[0]!.store !== undefined || existsSync(tape));
   if (faulted.calls > 0) unreadable = `${faulted.text}, not by recordings`;
   else if (failed > 0) unreadable = `${failed} request${failed === 1 ? '' : 's'} failed with an error of the tape or its store (see the test's error)`;
-  else if (idle) unreadable = rs.length === 1 && rs[0]!.test ? `its test (${rs[0]!.test}) made no request in this run` : 'no test made a request through it in this run';
+  else if (idle) unreadable = rs.length === 1 && rs[0]!.test ? `its test (${rs[0]!.test}) made no request${COMPANION.test(tape) ? ' through it' : ''} in this run` : 'no test made a request through it in this run';
   else if (!rs.some((r) => r.mode === 'passthrough')) {
     if (store && namespace) {
       try {
@@ -650,6 +653,11 @@ export interface FormatOptions {
   pruneCommand?: string;
   /** The run pruned its unused recordings: they are gone, and said so, not "unused" still. */
   pruned?: boolean;
+  /**
+   * Why this run, asked to prune, did not: the prune command is then not printed (it would be
+   * refused again), the summary says what a run needs for the prune instead.
+   */
+  notPruned?: string;
 }
 
 /**
@@ -723,7 +731,9 @@ export function formatSummary(s: RunSummary, opts: FormatOptions = {}): string {
     const n = refused.reduce((k, [, c]) => k + c, 0);
     lines.push(`${n === 1 ? '1 request was' : `${n} requests were`} refused (blockNetwork): ${refused.map(([h, c]) => `${h} ${c}`).join(', ')}. The code under test got E_NETWORK_BLOCKED for ${n === 1 ? 'it' : 'them'}: list a host in install()'s hosts to record and replay it, or in allowHosts to let it through.`);
   }
-  if (s.unused > 0 && opts.pruneCommand) {
+  if (s.unused > 0 && opts.notPruned) {
+    lines.push(`Unused recordings are stale candidates (no test asked for them in this run), not pruned: ${opts.notPruned}. The prune drops them after a run in which every test ran and passed, none skipped (.skip, .only, skipIf) or filtered out (-t, --grep), and no call was made after its test ended.`);
+  } else if (s.unused > 0 && opts.pruneCommand) {
     lines.push(`Unused recordings are stale candidates (no test asked for them in this run). Drop them after a full passing run: ${opts.pruneCommand}`);
   }
   const fails = runFailure(s);

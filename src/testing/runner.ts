@@ -300,18 +300,20 @@ export async function endRun(runDir: string, testCommand: string, log: (s: strin
     const summary = await summarizeRun(reports, completeFiles ? { testFiles: [...new Set([...completeFiles.files, ...noted.complete])], tapeFolder, wholeProject: completeFiles.wholeProject === true } : {});
     // The prune command the summary prints: this run, told to drop what no test used.
     let pruned = 0;
+    let refused: string | undefined;
     const unclear = pruneNotUnderstood();
     if (unclear) log(`tapedeck: ${unclear}.`);
     if (summary.unused > 0 && pruneRequested()) {
       // A late call's recording was not asked for by any test: it would look unused.
       if (lateCalls(summary) > 0) whyNotPrune = `${lateCalls(summary)} call(s) were made after their test ended`;
+      refused = whyNotPrune;
       if (whyNotPrune) log(`tapedeck: not pruning: ${whyNotPrune}.`);
       else {
         pruned = await pruneUnused(summary);
         log(`tapedeck: pruned ${pruned} unused recording(s).`);
       }
     }
-    log(formatSummary(summary, { pruneCommand: pruned ? undefined : `TAPEDECK_PRUNE=1 ${testCommand}`, pruned: pruned > 0 }));
+    log(formatSummary(summary, { pruneCommand: pruned ? undefined : `TAPEDECK_PRUNE=1 ${testCommand}`, pruned: pruned > 0, ...(refused ? { notPruned: refused } : {}) }));
     return runFailure(summary);
   } finally {
     rmSync(runDir, { recursive: true, force: true });

@@ -33,13 +33,14 @@ import { startProxy, type ProxyServer } from '../proxy/server.ts';
 import { makeLocalCertificate } from '../proxy/tls.ts';
 import { tapeTransport, type McpTransportLike, type TapeTransport, type TapeTransportOptions } from '../mcp/transport.ts';
 import { diagnoseMiss, type MissDetails } from './miss.ts';
+import { othersRecordingsOnly } from './others-recordings.ts';
 import { bodyText, describeFallbacks, type FallbackCall } from './fallback-answers.ts';
 import { movedRecordings, tapeWithRequest, type MovedRecordings, type SameRequestTape } from './moved-tapes.ts';
 import { adoptMovedRecordings } from './adopt-moved.ts';
 import { shellQuote } from './shell-quote.ts';
 import { resolveTestMode, type TestModeSource } from './mode.ts';
 import { forTestOutput } from './test-output.ts';
-import { failIfStuckOnFakeTimers, nextTurn, realNow, realTimer } from './real-timers.ts';
+import { failIfStuckOnFakeTimers, fakeMicrotasksError, microtasksFaked, nextTurn, realNow, realTimer } from './real-timers.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../proxy/timeouts.ts';
 import { testNamespace } from './names.ts';
 import { shareSalt, tapeFileSalt, type SaltSource } from '../store/salt-group.ts';
@@ -439,12 +440,17 @@ function openTape(opts: TestTapeOptions): TestTape {
   /** Where a moved test file's recordings are, as a miss's headline says it. */
   const movedText = (moved: MovedRecordings): string => `this test's recordings are at ${relative(root, moved.tape) || moved.tape}: its test file ${moved.file} is gone (moved?)`;
 
+  /** A miss of a test with no recording on a tape whose recordings are other tests' (see othersRecordingsOnly). */
+  const othersText = (others: { stopped: boolean }, where: string): string => `this test has no recording on ${where}, only other tests' are there${others.stopped ? ` (${stoppedText})` : ''}`;
+  /** A recording run of the tape that did not end (Ctrl-C): its writer note is still beside it. */
+  const stoppedText = `a recording run of this tape did not end: its note ${relative(root, opts.tape) || opts.tape}.writers/ is still there`;
+
   /** The fix a miss gives when a tape under another name or place holds its request (see tapeWithRequest): it may be another test's. */
   const sameFix = (same: SameRequestTape, orRecord = true): string =>
     `if ${same.test ? `"${same.test}"` : 'its test'} is this test renamed or moved, move its tape: ${same.move}${orRecord ? `; else record it: ${recordCommand}` : ''}`;
 
   /** Notes a miss for the run report and the failure at close: its route and what differs. */
-  function noteMiss(details: MissDetails, route: string, cache?: { label: string; file?: string }, moved?: MovedRecordings, note?: string, same?: SameRequestTape): { never: boolean; diagnosis: string } {
+  function noteMiss(details: MissDetails, route: string, cache?: { label: string; file?: string }, moved?: MovedRecordings, note?: string, same?: SameRequestTape, others?: { stopped: boolean }): { never: boolean; diagnosis: string } {
     // Before the first recording there is no tape at all: say so rather than "no recordings".
     const never = cache ? cache.file !== undefined && !existsSync(cache.file) : store ? storeMissing : !existsSync(opts.tape);
     const diagnosis = never
@@ -455,7 +461,9 @@ function openTape(opts: TestTapeOptions): TestTape {
           : same
             ? `the tape does not exist yet, but ${relative(root, same.tape) || same.tape} holds this exact request: ${sameFix(same, false)}`
             : 'the tape does not exist yet (this test was never recorded)'
-      : diagnoseMiss(details, store ? 'namespace' : 'tape');
+      : others
+        ? `${othersText(others, 'this tape')} (the closest, another test's: ${diagnoseMiss(details, 'tape')})`
+        : diagnoseMiss(details, store ? 'namespace' : 'tape');
     // Update mode, and recording it failed (no network, a placeholder key): said with why, and
     // not "run update mode", which is what was run.
     const failed = typeof details.unrecordable === 'string' ? `; recording it failed: ${details.unrecordable}` : '';
@@ -470,10 +478,12 @@ function openTape(opts: TestTapeOptions): TestTape {
    * read from the error the fetch answered with, not from the body: each provider's error body
    * has its own shape (Gemini's carries no details, Ollama's `error` is a string).
    */
-  function missResponse(res: Response, moved: MovedRecordings | undefined, splitNote?: string, same?: SameRequestTape): Response {
+  function missResponse(res: Response, moved: MovedRecordings | undefined, splitNote?: string, same?: SameRequestTape, others?: { stopped: boolean }): Response {
     const answered = missOf(res);
     const details = (answered?.error.details ?? {}) as MissDetails;
-    const { never, diagnosis } = noteMiss(details, '(request)', undefined, moved, splitNote, same);
+    const { never, diagnosis } = noteMiss(details, '(request)', undefined, moved, splitNote, same, others);
+    // Only other tests' recordings on the tape: what differs from the closest is no prompt change.
+    if (!never && others && answered && typeof details.unrecordable !== 'string') return answered.retell(missHeadline(othersText({ stopped: false }, rel), `${others.stopped ? `${stoppedText}; ` : ''}record it: ${recordCommand}`), { difference: diagnosis });
     // Recording again into these tapes cannot fix it: said where the test sees the miss.
     if (!never && splitNote && answered) return answered.retell(`${answered.error.message}\n${splitNote.charAt(0).toUpperCase()}${splitNote.slice(1)}.`);
     if (!never || !answered) return res;
@@ -564,8 +574,12 @@ function openTape(opts: TestTapeOptions): TestTape {
     return new Response(a.body, { status: 400, headers: a.headers });
   };
 
+  /** Set when the test called with queueMicrotask faked (see fakeMicrotasksError): close fails the test with it. */
+  let microtaskFailure: TapedeckError | undefined;
   const fetchFn = (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     if (shut) return Promise.resolve(lateCall(input, init));
+    // Refused before any answer is made: reading one would spin the worker, silently.
+    if (microtasksFaked()) return Promise.reject((microtaskFailure ??= fakeMicrotasksError()));
     const call = answer(input, init);
     inFlight.add(call);
     const done = () => inFlight.delete(call);
@@ -593,7 +607,10 @@ function openTape(opts: TestTapeOptions): TestTape {
       // moved to another file that stays): named, rather than "never recorded".
       const key = missOf(res)?.error.details.key;
       const same = !moved && !store && typeof key === 'string' && !existsSync(opts.tape) ? await tapeWithRequest(opts.tape, key, root).catch(() => undefined) : undefined;
-      return missResponse(res, moved, mcps.length > 0 ? await splitSaltsNote() : undefined, same);
+      // A tape the file's tests share on which this test has no recording (a recording run
+      // stopped before it): the closest recording is another test's, not this one's changed.
+      const others = !moved && !same && !store && owner !== undefined && existsSync(opts.tape) ? await othersRecordingsOnly(opts.tape, owner, root).catch(() => undefined) : undefined;
+      return missResponse(res, moved, mcps.length > 0 ? await splitSaltsNote() : undefined, same, others);
     }
     // An error answer of the tape or its store (damaged, unreachable), not of the upstream.
     if (how === 'error' && !(res.headers.get('x-tapedeck-error') ?? '').startsWith('E_UPSTREAM')) failedRequests++;
@@ -946,8 +963,12 @@ function openTape(opts: TestTapeOptions): TestTape {
             used: r.used,
             ...(r.faults && Object.keys(r.faults).length > 0 ? { faults: r.faults } : {}),
           });
+        // A test that ran and skipped its cache or MCP work this run (behind a flag that is off)
+        // opened those tapes all the same, as its own: an idle report says so, or the summary
+        // takes the tape for a deleted test's and the prune deletes it.
         if (runDir && cacheTape) besideReport(runDir, 'cache', store ? besideTape('cache') : cacheTape, cacheMisses, { added: cacheAdded, rerecorded: cacheRerecorded, hits: cacheHits, used: cacheUsed });
-        if (runDir && (mcp.opened || (mcps.length > 0 && !store && existsSync(mcpTape)))) besideReport(runDir, 'mcp', mcpTape, mcpMisses, { added: mcp.added, hits: mcp.hits, used: [...mcp.used], faults: mcp.faults });
+        else if (runDir && !store && existsSync(besideTape('cache'))) besideReport(runDir, 'cache', besideTape('cache'), cacheMisses, { added: 0, hits: 0, used: [] });
+        if (runDir && (mcp.opened || (!store && existsSync(mcpTape)))) besideReport(runDir, 'mcp', mcpTape, mcpMisses, { added: mcp.added, hits: mcp.hits, used: [...mcp.used], faults: mcp.faults });
         addFaults(mcp.faults);
         const report: TapeReport = {
           ...own,
@@ -957,6 +978,8 @@ function openTape(opts: TestTapeOptions): TestTape {
           ...(Object.keys(faults).length > 0 ? { faults } : {}),
         };
         if (errors.length > 0) throw errors[0];
+        // The code under test may have caught the refusal (an SDK retries it): the test fails here.
+        if (microtaskFailure && opts.failOnMiss !== false) throw microtaskFailure;
         const failure = opts.failOnMiss === false ? undefined : tape.missFailure();
         if (failure) throw Object.assign(failure, { report });
         return report;

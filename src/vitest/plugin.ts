@@ -11,12 +11,14 @@
  * export default defineConfig({ plugins: [tapedeck()] })
  * ```
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-// The type-only import of vitest/config adds configureVitest to Vite's plugin type.
-import type {} from 'vitest/config';
-import type { Reporter, TestModule, Vite, Vitest } from 'vitest/node';
+import { join, relative } from 'node:path';
+// The plugin's type from vitest/config (which adds configureVitest to Vite's plugin type). The
+// declarations this file emits name no type of vitest's node entry: in vitest 3.2 those import
+// an untyped package, and a config checked with skipLibCheck false failed on the plugin's import.
+import type { Plugin } from 'vitest/config';
+import type { Reporter, Vitest } from 'vitest/node';
 import { tapeModeOfViteMode } from './mode-flag.ts';
 import type { ProvidedTapedeck } from './provided.ts';
 import { formatSummary, lateCalls, pruneUnused, readTapeReports, runFailure, summarizeRun, type RunSummary } from '../testing/run-report.ts';
@@ -26,6 +28,7 @@ import { shellQuote, STORE_ENV } from '../testing/session.ts';
 import { checkOptionNames, optionNames } from '../option-names.ts';
 import { maskRedisUrl, typedRedisUrl } from '../store/backends/redis-connection.ts';
 import { driftAgainstCommitted, formatCommittedDrift } from '../drift/committed.ts';
+import { defaultTapeFolder } from '../testing/orphan-tapes.ts';
 
 export interface TapedeckPluginOptions {
   /**
@@ -54,6 +57,31 @@ export interface TapedeckPluginOptions {
 }
 
 
+/**
+ * The vitest instance, as the reporter's declarations name it (vitest passes its own, which has
+ * this and more): vitest's own type for it comes with its node entry's types (see the imports).
+ */
+interface VitestInstance {
+  readonly config: { readonly root: string };
+}
+
+/** What the reporter reads of a test of the run (vitest's TestCase has this and more). */
+interface RunTest {
+  readonly fullName: string;
+  readonly options: { readonly mode: string };
+  result(): { readonly state: string };
+}
+
+/** What the reporter reads of a test file of the run (vitest's TestModule has this and more). */
+interface RunModule {
+  readonly moduleId: string;
+  state(): string;
+  readonly children: { allTests(): Iterable<RunTest> };
+}
+
+/** A `test.todo`: no body, so it never runs and owns no recording. */
+const isTodo = (t: RunTest): boolean => t.options.mode === 'todo';
+
 const PLUGIN_OPTIONS = optionNames<TapedeckPluginOptions>()(['store', 'prune', 'testCommand', 'summary', 'onSummary', 'drift']);
 
 /**
@@ -63,12 +91,12 @@ const PLUGIN_OPTIONS = optionNames<TapedeckPluginOptions>()(['store', 'prune', '
  * // vitest.config.ts, without the plugin (then pass the run directory as TAPEDECK_RUN_DIR)
  * reporters: ['default', new TapedeckReporter(runDir)]
  */
-export class TapedeckReporter implements Reporter {
+export class TapedeckReporter {
   private vitest: Vitest | undefined;
   /** The stores of every plugin that shares this run (a project's config may name its own). */
   private readonly stores: (string | undefined)[];
   /** @internal Told the run once vitest initializes this reporter (see runShare). */
-  joined: ((vitest: Vitest) => void) | undefined;
+  joined: ((vitest: VitestInstance) => void) | undefined;
   /** @internal Told the run when each test run starts (see runShare). */
   started: (() => void) | undefined;
   constructor(
@@ -78,8 +106,8 @@ export class TapedeckReporter implements Reporter {
     this.stores = [opts.store];
   }
 
-  onInit(vitest: Vitest): void {
-    this.vitest = vitest;
+  onInit(vitest: VitestInstance): void {
+    this.vitest = vitest as Vitest;
     this.joined?.(vitest);
   }
 
@@ -95,20 +123,24 @@ export class TapedeckReporter implements Reporter {
     this.started?.();
   }
 
-  async onTestRunEnd(modules: ReadonlyArray<TestModule>, _errors: ReadonlyArray<unknown>, reason: string): Promise<void> {
+  async onTestRunEnd(modules: ReadonlyArray<RunModule>, _errors: ReadonlyArray<unknown>, reason: string): Promise<void> {
     const reports = readTapeReports(this.runDir);
     if (reports.length === 0) return;
     const stores = this.stores;
-    const testFiles = this.completeFiles(modules);
+    // A run that stopped early (--bail, Ctrl-C) never reached some files: none is judged whole.
+    const testFiles = reason === 'interrupted' ? [] : this.completeFiles(modules);
     const summary = await summarizeRun(reports, { stores, testFiles, wholeProject: await this.ranWholeProject(modules, testFiles) });
     const log = (s: string) => (this.reportOnStdout() ? void process.stderr.write(`${s}\n`) : this.vitest ? this.vitest.logger.log(s) : console.log(s));
+    for (const line of this.notJudged(modules, reason)) log(`tapedeck: ${line}.`);
     const cmd = this.opts.testCommand ?? (this.vitest ? vitestCommand(this.vitest.config.config, this.vitest.config.root) : 'npx vitest run');
     let pruned = 0;
+    let refused: string | undefined;
     const unclear = this.opts.prune === undefined ? pruneNotUnderstood() : undefined;
     if (unclear) log(`tapedeck: ${unclear}.`);
     if (summary.unused > 0 && (this.opts.prune ?? pruneRequested())) {
       // A late call's recording was not asked for by any test: it would look unused.
       const why = lateCalls(summary) > 0 ? `${lateCalls(summary)} call(s) were made after their test ended` : this.whyNotPrune(modules, reason);
+      refused = why;
       if (why) log(`tapedeck: not pruning: ${why}.`);
       else {
         pruned = await pruneUnused(summary, { stores });
@@ -118,7 +150,7 @@ export class TapedeckReporter implements Reporter {
     // The workers took the store from TAPEDECK_STORE unless the plugin gave one: so must the prune.
     const env = process.env[STORE_ENV];
     const storeEnv = !this.stores.some((st) => st) && env && summary.tapes.some((t) => t.store) ? `${STORE_ENV}=${shellQuote(typedRedisUrl(maskRedisUrl(env)))} ` : '';
-    if (this.opts.summary !== false) log(formatSummary(summary, { root: this.vitest?.config.root, pruneCommand: pruned ? undefined : `${storeEnv}TAPEDECK_PRUNE=1 ${cmd}`, pruned: pruned > 0 }));
+    if (this.opts.summary !== false) log(formatSummary(summary, { root: this.vitest?.config.root, pruneCommand: pruned ? undefined : `${storeEnv}TAPEDECK_PRUNE=1 ${cmd}`, pruned: pruned > 0, ...(refused ? { notPruned: refused } : {}) }));
     if (this.opts.summary !== false && this.opts.drift !== false) {
       const written = summary.tapes.filter((t) => t.added > 0 && !t.store).map((t) => t.tape);
       if (written.length > 0) {
@@ -147,11 +179,31 @@ export class TapedeckReporter implements Reporter {
   /**
    * The test files every test of which ran and passed: their tape folders tell which tapes no
    * test opened. None in a run filtered with -t, and no file with a skipped test, where an
-   * unopened tape is expected; nor one with a failed test, which may have failed before its call.
+   * unopened tape is expected; nor one with a failed test, which may have failed before its call;
+   * nor one that ran no test (it failed to load, or the run ended before it), where "every test
+   * passed" holds of none. A `test.todo` has no body and owns no recording: it does not count.
    */
-  private completeFiles(modules: ReadonlyArray<TestModule>): string[] {
+  private completeFiles(modules: ReadonlyArray<RunModule>): string[] {
     if (this.vitest?.config.testNamePattern) return [];
-    return modules.filter((m) => [...m.children.allTests()].every((t) => t.result().state === 'passed')).map((m) => m.moduleId);
+    return modules
+      .filter((m) => {
+        const tests = [...m.children.allTests()].filter((t) => !isTodo(t));
+        return m.state() === 'passed' && tests.length > 0 && tests.every((t) => t.result().state === 'passed');
+      })
+      .map((m) => m.moduleId);
+  }
+
+  /**
+   * Why tapes no test opened were not looked for where the reader would expect it: a run that
+   * stopped early, a test file that failed to load (its tests never ran, so their tapes are
+   * neither stale nor checked).
+   */
+  private notJudged(modules: ReadonlyArray<RunModule>, reason: string): string[] {
+    if (reason === 'interrupted') return ['the run stopped early (interrupted): tapes no test opened were not looked for'];
+    const root = this.vitest?.config.root ?? process.cwd();
+    return modules
+      .filter((m) => m.state() === 'failed' && [...m.children.allTests()].length === 0 && existsSync(defaultTapeFolder(m.moduleId)))
+      .map((m) => `${relative(root, m.moduleId) || m.moduleId} failed to load: its tapes were not checked for tapes no test opened`);
   }
 
   /**
@@ -159,7 +211,7 @@ export class TapedeckReporter implements Reporter {
    * `--changed`, `--shard` or watch re-run of some files): then the tape folders of test files
    * that no longer exist are judged too (a moved test file's old folder).
    */
-  private async ranWholeProject(modules: ReadonlyArray<TestModule>, complete: readonly string[]): Promise<boolean> {
+  private async ranWholeProject(modules: ReadonlyArray<RunModule>, complete: readonly string[]): Promise<boolean> {
     if (!this.vitest || complete.length === 0 || complete.length !== modules.length) return false;
     try {
       const ran = new Set(complete);
@@ -183,13 +235,23 @@ export class TapedeckReporter implements Reporter {
     });
   }
 
-  /** A reason not to prune, or undefined: pruning needs every test to have run and passed. */
-  private whyNotPrune(modules: ReadonlyArray<TestModule>, reason: string): string | undefined {
+  /**
+   * A reason not to prune, or undefined: pruning needs every test of every project to have run
+   * and passed (a skipped test's recordings look unused). A `test.todo` has no body and no
+   * recording: it does not stop the prune.
+   */
+  private whyNotPrune(modules: ReadonlyArray<RunModule>, reason: string): string | undefined {
     if (reason !== 'passed') return `the run did not pass (${reason})`;
     if (this.vitest?.config.testNamePattern) return 'tests were filtered with -t';
+    // Projects may run the same test files in another environment (another prompt): the tests
+    // of those left out ask for recordings this run did not, and their names do not say whose.
+    if (this.vitest?.config.project?.length) return 'the run was narrowed to some projects with --project (another project may run the same test files and need recordings this run did not ask for): prune in a run of every project';
+    const root = this.vitest?.config.root ?? process.cwd();
     for (const m of modules) {
       for (const t of m.children.allTests()) {
-        if (t.result().state !== 'passed') return `${t.fullName} did not run`;
+        const state = t.result().state;
+        if (state === 'passed' || isTodo(t)) continue;
+        return `${relative(root, m.moduleId) || m.moduleId} > ${t.fullName} ${state === 'skipped' ? 'was skipped' : 'did not run'}`;
       }
     }
     return undefined;
@@ -272,7 +334,7 @@ function runShare(opts: TapedeckPluginOptions, vitest?: Vitest): RunShare {
       const reporters = v.config.reporters as unknown[];
       if (!reporters.includes(reporter)) {
         reporter.onInit(v);
-        reporters.push(reporter);
+        reporters.push(reporter satisfies Reporter);
       }
     },
   };
@@ -284,7 +346,9 @@ function runShare(opts: TapedeckPluginOptions, vitest?: Vitest): RunShare {
     process.env.TAPEDECK_RUN_ID = ids[PLUGIN_RUN_ID] = runIdOf(runDir, runs);
     for (const c of contexts) c.run = process.env.TAPEDECK_RUN_ID;
   };
-  reporter.joined = (v) => {
+  reporter.joined = (joined) => {
+    // The reporter's declarations name vitest by the members they read; vitest passes its own.
+    const v = joined as Vitest;
     run.adopt(v);
     const root = run.fromRoot?.();
     if (root !== undefined) v.getRootProject().provide('tapedeck', run.context(v, root));
@@ -302,7 +366,7 @@ function runShare(opts: TapedeckPluginOptions, vitest?: Vitest): RunShare {
  * import { tapedeck } from 'llm-tapedeck/vitest/plugin'
  * export default defineConfig({ plugins: [tapedeck()] })
  */
-export function tapedeck(opts: TapedeckPluginOptions = {}): Vite.Plugin {
+export function tapedeck(opts: TapedeckPluginOptions = {}): Plugin {
   // A test tape's option given to the plugin (mode, redact, match) does nothing here: each
   // test's fixture takes those. Said where the config is read, not left to a silent run.
   checkOptionNames(opts, PLUGIN_OPTIONS, 'tapedeck() plugin', "docs/vitest.md; a test tape's own options go to tapedeckFixtures");

@@ -84,7 +84,9 @@ describe("a test tape's misses, whatever the provider's error shape", () => {
 
     it(`${name}: a test never recorded says so in the SDK's error`, async () => {
       const play = open(`never-${slug}`, 'replay');
-      const err = (await call(play, 'Name a colour.').catch((e: unknown) => e)) as Error;
+      // Not the request the test above recorded beside it: that tape would be named as this
+      // test's under an old name (a renamed test's miss says so).
+      const err = (await call(play, 'Name a shape.').catch((e: unknown) => e)) as Error;
       expect(err).toBeInstanceOf(Error);
       expect(String(err.message)).toContain('this test was never recorded');
       expect(play.misses.map((m) => m.diagnosis)).toEqual(['the tape does not exist yet (this test was never recorded)']);
