@@ -803,7 +803,11 @@ function openTape(opts: TestTapeOptions): TestTape {
       if (c !== undefined) checkChaos(c, 'proxy');
       chaosNow = c === undefined ? undefined : { live: true, ...c };
       // fetch answers HTTP only: it takes the HTTP faults (a realtime `close` is the proxies').
-      open().chaos(chaosNow && familyOptions(chaosNow, 'http'));
+      const http = chaosNow && familyOptions(chaosNow, 'http');
+      // In record mode the tape opens only after this test's recordings of a moved file were
+      // renamed (adopt, which the first request awaits too, after this): not before, under it.
+      if (mode === 'record') void adopt(opts.tape).then(() => open().chaos(http));
+      else open().chaos(http);
       // The proxies of serve() too: their HTTP answers and realtime sessions (a `close` fault).
       for (const p of proxies) void p.then((proxy) => proxy.handler.chaos(chaosNow)).catch(() => {});
     },

@@ -19,9 +19,11 @@ import { upstreamSuite } from '../proxy/upstream-suite.ts';
 const suite = upstreamSuite('moved-then-rerecord');
 
 /** The test `chat` of `file` on `tape`: its answer and the run summary. */
-async function chat(root: string, file: string, tape: string, name: string, env: Record<string, string>): Promise<{ answer: string; summary: string }> {
+async function chat(root: string, file: string, tape: string, name: string, env: Record<string, string>, chaosFirst = false): Promise<{ answer: string; summary: string }> {
   const runDir = join(root, `run-${name}`);
   const t = openTestTape({ tape: join(root, tape), test: 'chat', file, root, env, runDir });
+  // A test that asks for faults (none drawn here) before its first request opens its tape then.
+  if (chaosFirst) t.chaos({ faults: { 500: 0 } });
   let answer: string;
   try {
     const client = new OpenAI({ baseURL: `${suite.upstream.url}/v1`, apiKey: 'sk-test', maxRetries: 0, fetch: t.fetch });
@@ -59,5 +61,16 @@ describe('record mode after a test file moved', () => {
     await chat(root, 'test/a.test.mjs', 'tapes/chat.tape', 'a', { TAPEDECK_MODE: 'record' });
     await chat(root, 'test/b.test.mjs', 'tapes/chat.tape', 'b', { TAPEDECK_MODE: 'record' });
     expect((await tests(join(root, 'tapes/chat.tape'))).sort()).toEqual(['test/a.test.mjs > chat', 'test/b.test.mjs > chat']);
+  });
+
+  it('the same when the test asks for faults before its first request (the tape opened then)', async () => {
+    const root = join(suite.dir, 'moved-chaos');
+    mkdirSync(join(root, 'test'), { recursive: true });
+    await chat(root, 'test/a.test.mjs', 'test/__tapes__/a.test/chat.tape', 'old', { TAPEDECK_MODE: 'record' });
+    execSync('mkdir -p test/__tapes__ && mv test/__tapes__/a.test test/__tapes__/b.test', { cwd: root });
+    const tape = join(root, 'test/__tapes__/b.test/chat.tape');
+    const again = await chat(root, 'test/b.test.mjs', 'test/__tapes__/b.test/chat.tape', 'again', { TAPEDECK_MODE: 'record' }, true);
+    expect(await tests(tape)).toEqual(['test/b.test.mjs > chat']);
+    expect(again.summary).toContain('1 re-recorded');
   });
 });
