@@ -12,6 +12,16 @@ import { readTape } from '../store/tape-file.ts';
 import { shellQuote } from './shell-quote.ts';
 import { walkSource } from './source-walk.ts';
 
+
+/** A tape's records, or undefined for one that cannot be read whole (a damaged tape: not one to point at). */
+async function intactRecords(file: string): Promise<{ value: unknown }[] | undefined> {
+  try {
+    return (await readTape(file)).records;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Where a moved test's recordings are, and the command that moves them where it looks now. */
 export interface MovedRecordings {
   /** The tape holding them (absolute). */
@@ -118,12 +128,8 @@ export async function movedRecordings(tape: string, owner: string, root: string)
   const to = resolve(root, tape);
   for (const candidate of (tapeIndex(resolve(root)).get(basename(to)) ?? []).sort()) {
     if (candidate === to) continue;
-    let records;
-    try {
-      records = (await readTape(candidate)).records;
-    } catch {
-      continue; // a damaged tape: not one to point at
-    }
+    const records = await intactRecords(candidate);
+    if (records === undefined) continue;
     for (const r of records) {
       const test = (r.value as { test?: unknown } | null)?.test;
       if (typeof test !== 'string') continue;
@@ -175,12 +181,8 @@ export async function tapeWithRequest(tape: string, key: string, root: string): 
   const elsewhere = tapeIndex(resolve(root)).get(basename(to)) ?? [];
   const candidates = [...new Set([...beside.sort(), ...[...elsewhere].sort()])].filter((c) => c !== to && existsSync(c)).slice(0, MAX_LOOKED_AT);
   for (const candidate of candidates) {
-    let records;
-    try {
-      records = (await readTape(candidate)).records;
-    } catch {
-      continue; // a damaged tape: not one to point at
-    }
+    const records = await intactRecords(candidate);
+    if (records === undefined) continue;
     for (const r of records) {
       const v = r.value as { kind?: unknown; key?: unknown; test?: unknown } | null;
       if (v?.kind !== 'http' || v.key !== key) continue;
