@@ -11,7 +11,10 @@
  * not Node's own then (a stub set before the import) is not recorded from: its calls are refused.
  */
 import { TapedeckError } from '../errors.ts';
-import { fetchAtImport, nodeFetch, stubbedFetchError } from './own-fetch.ts';
+import { fetchAtImport, nodeFetch, replacedFetchNote, stubbedFetchError } from './own-fetch.ts';
+
+/** Whether the replaced-fetch warning was given (once a process). */
+let noted = false;
 
 /** What refusals of a DOM environment's fetch say (happy-dom's: "Cross-Origin Request Blocked"). */
 const SAME_ORIGIN = /cross-origin|same.origin|\bCORS\b/i;
@@ -33,18 +36,26 @@ const urlOf = (input: string | URL | Request): string => (typeof input === 'stri
  * The fetch that reaches the upstream when none was given: Node's own, taken when llm-tapedeck
  * loaded (a test's later stub of the global is not where the tape records from); under a DOM
  * test environment, whose fetch was on the global by then, that one, wrapped so that a call its
- * same-origin policy refused fails with E_ARG saying so; else (the global replaced before the
- * import) one that refuses every call with E_FETCH_STUBBED. Looked at once per handler or
+ * same-origin policy refused fails with E_ARG saying so; a fetch put in place before the import
+ * that is no test double, as it is (a warning says so once); a test double put there before the
+ * import, one that refuses every call with E_FETCH_STUBBED. Looked at once per handler or
  * tapedeck fetch, never per call.
  *
  * @example
  * const f = defaultUpstreamFetch() // Node's fetch, as it was when llm-tapedeck was imported
  */
 export function defaultUpstreamFetch(): typeof fetch {
-  if (nodeFetch !== undefined) return nodeFetch;
   const f = fetchAtImport;
   const env = domEnvironment();
-  if (env === undefined || f === undefined) {
+  if (nodeFetch !== undefined && env === undefined) {
+    // Replaced before the import, by no test double: recorded through, said once.
+    if (replacedFetchNote !== undefined && !noted) {
+      noted = true;
+      process.emitWarning(replacedFetchNote, { code: 'TAPEDECK_FETCH_REPLACED' });
+    }
+    return nodeFetch;
+  }
+  if (env === undefined || f === undefined || nodeFetch === undefined) {
     return (input) => {
       const err = stubbedFetchError(urlOf(input));
       refusals.add(err);

@@ -8,9 +8,13 @@
  * file's own import) before a test runs, so what it takes is what the process started with, as
  * ../testing/real-timers.ts does for the timers.
  *
- * Taken already replaced (a setup file stubbed fetch, then imported llm-tapedeck), it is not
- * used to record: Node keeps no other reference to its own fetch, so the tape's live calls are
- * refused with E_FETCH_STUBBED (./dom-fetch.ts) rather than answered by the stub.
+ * Taken already replaced (a setup file replaced fetch, then imported llm-tapedeck): a test double
+ * (a vitest or jest mock function, a sinon stub) is not used to record, since Node keeps no other
+ * reference to its own fetch: the tape's live calls are refused with E_FETCH_STUBBED
+ * (./dom-fetch.ts) rather than answered by the stub. Any other function (undici's fetch or a
+ * polyfill put in place on purpose, an interceptor) is recorded through, said once in a warning:
+ * refusing those broke setups that replace fetch deliberately, and would break every record run
+ * should a Node version write its own fetch differently.
  */
 import { TapedeckError } from '../errors.ts';
 
@@ -45,8 +49,33 @@ export function isNodeFetch(f: unknown): boolean {
  */
 const otherRuntime = typeof process !== 'undefined' && (process.versions?.bun !== undefined || 'Deno' in globalThis);
 
-/** Node's own fetch as taken when this module loaded; undefined when the global was already replaced then. */
-export const nodeFetch: typeof fetch | undefined = fetchAtImport !== undefined && (otherRuntime || isNodeFetch(fetchAtImport)) ? fetchAtImport : undefined;
+/**
+ * Whether `f` is a test double, whose answers are a test's, never a provider's: a vitest or jest
+ * mock function (`vi.fn()`, `jest.fn()`, their spies), a sinon stub or spy.
+ *
+ * @example
+ * isTestDouble(vi.fn()) // true; isTestDouble(globalThis.fetch) // false
+ */
+export function isTestDouble(f: unknown): boolean {
+  if (typeof f !== 'function') return false;
+  const m = f as { mock?: unknown; _isMockFunction?: unknown; isSinonProxy?: unknown };
+  return (typeof m.mock === 'object' && m.mock !== null) || m._isMockFunction === true || m.isSinonProxy === true;
+}
+
+/**
+ * The fetch the tape records through when none is given: the global fetch as taken when this
+ * module loaded, unless that was a test double (undefined: recording is refused).
+ */
+export const nodeFetch: typeof fetch | undefined = fetchAtImport !== undefined && !isTestDouble(fetchAtImport) ? fetchAtImport : undefined;
+
+/**
+ * When the fetch taken at import is neither Node's own nor a test double: what a warning says
+ * once, as a tape first records through it. Undefined otherwise.
+ */
+export const replacedFetchNote: string | undefined =
+  nodeFetch === undefined || otherRuntime || isNodeFetch(nodeFetch)
+    ? undefined
+    : `tapedeck: the global fetch had been replaced when llm-tapedeck was imported (${nodeFetch.name ? `a function named ${JSON.stringify(nodeFetch.name)}` : 'an unnamed function'}, not Node's own fetch); recordings are made through it. If it is a stub or an interceptor that answers LLM calls, its answers are recorded as the provider's: replace fetch after importing llm-tapedeck, or give the tape its fetch with the fetch option.`;
 
 /**
  * What a live call is told when the global fetch was not Node's own as llm-tapedeck loaded and
@@ -67,7 +96,7 @@ export function stubbedFetchError(url: string): TapedeckError {
   const found =
     fetchAtImport === undefined
       ? 'There was no global fetch when llm-tapedeck was imported (a test environment without one, or one that removed it)'
-      : `The global fetch had been replaced when llm-tapedeck was imported (by ${fetchAtImport.name ? `a function named ${JSON.stringify(fetchAtImport.name)}` : 'an unnamed function'}, not Node's own fetch): a stub, a spy or an interceptor (vi.stubGlobal('fetch', ...), vi.spyOn, jest.spyOn, msw) whose answers would be recorded as the provider's`;
+      : `The global fetch had been replaced by a test double when llm-tapedeck was imported (a mock function: vi.fn(), jest.fn(), vi.spyOn, a sinon stub), whose answers would be recorded as the provider's`;
   return new TapedeckError(
     'E_FETCH_STUBBED',
     `${found}. The call to ${where} was not sent and nothing was recorded.`,

@@ -109,9 +109,9 @@ describe('the global fetch stubbed before tapedeck was imported', () => {
     return (await import('../../src/proxy/fetch.ts')).createFetch;
   }
 
-  it('recording is refused with E_FETCH_STUBBED and nothing reaches the stub or the tape', async () => {
+  it('a test double: recording is refused with E_FETCH_STUBBED and nothing reaches the stub or the tape', async () => {
     const stub = cannedStub();
-    const create = await importedUnder(stub.fetch);
+    const create = await importedUnder(vi.fn(stub.fetch) as typeof fetch);
     const tape = join(suite.dir, 'before-import.tape');
     const f = create({ tape, mode: 'record' });
     let status = 0;
@@ -130,7 +130,7 @@ describe('the global fetch stubbed before tapedeck was imported', () => {
     }
     expect(status).toBe(400);
     expect(text).toContain('E_FETCH_STUBBED');
-    expect(text).toMatch(/replaced when llm-tapedeck was imported/);
+    expect(text).toMatch(/replaced by a test double when llm-tapedeck was imported/);
     expect(text).toContain('createFetch({ fetch })');
     // The URL it names leaves out the query, where a key may be.
     expect(text).toContain(`${suite.upstream.url}/v1/chat/completions`);
@@ -157,5 +157,35 @@ describe('the global fetch stubbed before tapedeck was imported', () => {
     }
     expect(stub.calls).toEqual([]);
     expect(userCalls('explicit fetch')).toHaveLength(1);
+  });
+
+  it("another fetch put in place on purpose (undici's, a polyfill) is recorded through, said once in a warning", async () => {
+    const calls: string[] = [];
+    // A fetch of its own that reaches the network: not a test double.
+    const polyfill = (async (input: string | URL | Request, init?: RequestInit) => {
+      calls.push(String(input));
+      return original(input, init);
+    }) as typeof fetch;
+    const warnings: string[] = [];
+    const on = (w: Error) => warnings.push(w.message);
+    process.on('warning', on);
+    try {
+      const create = await importedUnder(polyfill);
+      const tape = join(suite.dir, 'polyfill.tape');
+      const f = create({ tape, mode: 'record' });
+      try {
+        const r = await suite.chat(f, 'through a polyfill');
+        expect(JSON.stringify(await r.json())).toContain('Echo');
+      } finally {
+        await f.close();
+      }
+      await new Promise((r) => setImmediate(r));
+      expect(calls).toHaveLength(1);
+      expect(userCalls('through a polyfill')).toHaveLength(1);
+      expect(warnings.join('\n')).toContain('the global fetch had been replaced when llm-tapedeck was imported');
+      expect(await recordedTexts(tape)).toEqual([expect.stringContaining('Echo')]);
+    } finally {
+      process.off('warning', on);
+    }
   });
 });

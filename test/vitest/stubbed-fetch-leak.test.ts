@@ -58,7 +58,7 @@ ${askModel}`,
   it('a setup file that stubs fetch before tapedeck is imported: recording is refused, saying why', { timeout: 150_000 }, async () => {
     const dir = runnerProject(suite.dir, 'setup-stub', {
       'vitest.config.mjs': config('./stub-fetch.mjs'),
-      'stub-fetch.mjs': `import { vi } from 'vitest';\n${canned}vi.stubGlobal('fetch', async () => { console.log('STUB CALLED'); return canned(); });\n`,
+      'stub-fetch.mjs': `import { vi } from 'vitest';\n${canned}vi.stubGlobal('fetch', vi.fn(async () => { console.log('STUB CALLED'); return canned(); }));\n`,
       'chat.test.mjs': `import OpenAI from 'openai';\nimport { test, expect } from 'llm-tapedeck/vitest';\n${askModel}`,
     });
     const tmp = join(dir, 'tmp');
@@ -67,7 +67,7 @@ ${askModel}`,
     const run = await sh('npx vitest run', dir, { UPSTREAM: suite.upstream.url, TAPEDECK_MODE: 'record', TMPDIR: tmp });
     expect(run.code, run.out).toBe(1);
     // The SDK shows the message of the E_FETCH_STUBBED answer (a 400).
-    expect(run.out).toMatch(/400 The global fetch had been replaced when llm-tapedeck was imported/);
+    expect(run.out).toMatch(/400 The global fetch had been replaced by a test double when llm-tapedeck was imported/);
     expect(run.out).toContain('tapedeckFixtures({ fetch })');
     expect(run.out).not.toContain('ANSWER canned');
     expect(run.out).not.toContain('STUB CALLED');
