@@ -12,7 +12,6 @@ import { readTape } from '../store/tape-file.ts';
 import { shellQuote } from './shell-quote.ts';
 import { walkSource } from './source-walk.ts';
 
-
 /** A tape's records, or undefined for one that cannot be read whole (a damaged tape: not one to point at). */
 async function intactRecords(file: string): Promise<{ value: unknown }[] | undefined> {
   try {
@@ -55,6 +54,9 @@ function tapeIndex(root: string): Map<string, string[]> {
 
 /** `path` relative to `root` with `/` separators. */
 const rel = (root: string, path: string): string => relative(root, path).split(sep).join('/');
+
+/** The command, run from `root`, that moves `from` (a file or a folder) to `to`, making `to`'s folder first. */
+const moveTo = (root: string, from: string, to: string): string => `mkdir -p ${shellQuote(rel(root, dirname(to)))} && mv ${shellQuote(rel(root, from))} ${shellQuote(rel(root, to))}`;
 
 /** The files under `dir`, each relative to it (`/` separators), folders walked. */
 function filesUnder(dir: string, below = ''): string[] {
@@ -106,9 +108,9 @@ function moveCommand(root: string, from: string, to: string, oldFile: string): s
     if (!to.endsWith(`${sep}${rest}`)) break;
     const target = to.slice(0, to.length - rest.length - 1);
     if (existsSync(target)) return mergeCommand(root, dir, target);
-    return `mkdir -p ${shellQuote(rel(root, dirname(target)))} && mv ${shellQuote(rel(root, dir))} ${shellQuote(rel(root, target))}`;
+    return moveTo(root, dir, target);
   }
-  return `mkdir -p ${shellQuote(rel(root, dirname(to)))} && mv ${shellQuote(rel(root, from))} ${shellQuote(rel(root, to))}`;
+  return moveTo(root, from, to);
 }
 
 /**
@@ -186,8 +188,7 @@ export async function tapeWithRequest(tape: string, key: string, root: string): 
     for (const r of records) {
       const v = r.value as { kind?: unknown; key?: unknown; test?: unknown } | null;
       if (v?.kind !== 'http' || v.key !== key) continue;
-      const move = `mkdir -p ${shellQuote(rel(root, dirname(to)))} && mv ${shellQuote(rel(root, candidate))} ${shellQuote(rel(root, to))}`;
-      return { tape: candidate, ...(typeof v.test === 'string' ? { test: v.test } : {}), move };
+      return { tape: candidate, ...(typeof v.test === 'string' ? { test: v.test } : {}), move: moveTo(root, candidate, to) };
     }
   }
   return undefined;

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { readTape } from '../store/tape-file.ts';
 import { isHttpRecord } from '../store/records.ts';
+import { tapeWritersOpen } from '../store/tape-writers.ts';
 
 /**
  * Whether `tape` holds HTTP recordings, each naming its test, and none names `test`; then also
@@ -29,5 +30,5 @@ export async function othersRecordingsOnly(tape: string, test: string, root: str
     if (sep < 0 || !existsSync(join(root, owner.slice(0, sep)))) return undefined;
     named = true;
   }
-  return named ? { stopped: existsSync(`${tape}.writers`) } : undefined;
+  return named ? { stopped: await tapeWritersOpen(tape) } : undefined;
 }
