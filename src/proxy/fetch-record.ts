@@ -23,11 +23,11 @@ export interface OpenAnswers {
   /** Recorded answers whose body the caller has not read to the end yet: each reads the rest. */
   readonly unread: Set<() => Promise<void>>;
   /**
-   * Answers whose caller has gone (it aborted or cancelled), read on for their records: when
-   * each last heard from its upstream (performance.now() time). When close()'s bound cuts only
-   * these, it says so (./left-answers.ts).
+   * Of those in flight, the recordings of answers whose caller has gone (it aborted or
+   * cancelled), read on for their records. When close()'s bound cuts only these, it says so
+   * (./left-answers.ts).
    */
-  readonly left?: Set<() => number>;
+  readonly left?: Set<Promise<unknown>>;
 }
 
 /**
@@ -150,12 +150,14 @@ async function answerOf(open: OpenAnswers, d: Deck, p: Prepared, dreq: DeckReque
     d.warnOnce(upstreamCutWarning(p.route, e));
   };
   let controller!: ReadableStreamDefaultController<Uint8Array>;
-  // Its caller has gone: what close() says if its bound cuts it (OpenAnswers.left).
-  const heard = () => log.lastAt();
+  // Its caller has gone (a cancel, an abort; the first of them): stalled, it must not hold later
+  // identical answers (./record-turns.ts), and close() says so if its bound cuts it
+  // (OpenAnswers.left).
   const callerLeft = () => {
-    if (!open.left || open.left.has(heard)) return;
-    open.left.add(heard);
-    void tracked.then(() => open.left!.delete(heard));
+    turn?.left(p.route, (m) => d.warnOnce(m), () => log.lastAt());
+    if (!open.left || open.left.has(tracked)) return;
+    open.left.add(tracked);
+    void tracked.then(() => open.left!.delete(tracked));
   };
   // Reads the rest of the upstream answer without waiting for the caller: after the caller
   // cancelled (it is still recorded whole), or when close() finds a body nobody read (close
@@ -214,7 +216,6 @@ async function answerOf(open: OpenAnswers, d: Deck, p: Prepared, dreq: DeckReque
     },
     cancel() {
       cancelled = true;
-      turn?.left(p.route, (m) => d.warnOnce(m), () => log.lastAt());
       callerLeft();
       void drain();
     },
@@ -224,8 +225,6 @@ async function answerOf(open: OpenAnswers, d: Deck, p: Prepared, dreq: DeckReque
   const onAbort = () => {
     if (cancelled) return;
     cancelled = true;
-    // Nobody reads it now: stalled, it must not hold later identical answers (./record-turns.ts).
-    turn?.left(p.route, (m) => d.warnOnce(m), () => log.lastAt());
     callerLeft();
     try {
       controller.error(signal.reason);
