@@ -123,6 +123,11 @@ export class McpTape extends SessionTape<McpRecord> {
   /** Exchanges stored (counted once they are). */
   recorded = 0;
   /**
+   * Of those, the ones that took the place of an earlier run's recording of the same call (record
+   * mode), known once close() has run: a run summary says them re-recorded, not added.
+   */
+  rerecorded = 0;
+  /**
    * Marks (mcpUsageMark) of the recordings this tape served or stored, and after close() in
    * record mode those of calls made again whose new exchange was not stored: a run summary
    * counts the others on the tape as unused, as it does HTTP recordings no call was answered with.
@@ -299,6 +304,7 @@ export class McpTape extends SessionTape<McpRecord> {
    */
   override async close(opts: { abandon?: boolean } = {}): Promise<CloseReport> {
     const report = await super.close(opts);
+    this.rerecorded = report.rerecorded ?? 0;
     for (const r of this.col?.keptAsked() ?? []) {
       try {
         this.used.add(mcpUsageMark(r.value() as McpRecord));

@@ -891,7 +891,7 @@ function openTape(opts: TestTapeOptions): TestTape {
         }
         // The MCP tape is a tape of its own in the run summary (its name, its unused
         // recordings); the report close() returns counts it with the test's tape, as before.
-        const mcp = { opened: false, hits: 0, added: 0, used: new Set<string>(), faults: {} as Record<string, number> };
+        const mcp = { opened: false, hits: 0, added: 0, rerecorded: 0, used: new Set<string>(), faults: {} as Record<string, number> };
         for (const t of mcps) {
           try {
             await t.close();
@@ -901,6 +901,8 @@ function openTape(opts: TestTapeOptions): TestTape {
             mcp.opened = true;
             mcp.hits += m.hits;
             mcp.added += m.recorded;
+            // Read after the transport's close, which closed the tape: what replaced a recording.
+            mcp.rerecorded += m.rerecorded;
             for (const u of m.used) mcp.used.add(u);
           } catch (e) {
             errors.push(e);
@@ -972,11 +974,12 @@ function openTape(opts: TestTapeOptions): TestTape {
         // takes the tape for a deleted test's and the prune deletes it.
         if (runDir && cacheTape) besideReport(runDir, 'cache', store ? besideTape('cache') : cacheTape, cacheMisses, { added: cacheAdded, rerecorded: cacheRerecorded, hits: cacheHits, used: cacheUsed });
         else if (runDir && !store && existsSync(besideTape('cache'))) besideReport(runDir, 'cache', besideTape('cache'), cacheMisses, { added: 0, hits: 0, used: [] });
-        if (runDir && (mcp.opened || (!store && existsSync(mcpTape)))) besideReport(runDir, 'mcp', mcpTape, mcpMisses, { added: mcp.added, hits: mcp.hits, used: [...mcp.used], faults: mcp.faults });
+        if (runDir && (mcp.opened || (!store && existsSync(mcpTape)))) besideReport(runDir, 'mcp', mcpTape, mcpMisses, { added: mcp.added, rerecorded: mcp.rerecorded, hits: mcp.hits, used: [...mcp.used], faults: mcp.faults });
         addFaults(mcp.faults);
         const report: TapeReport = {
           ...own,
           added: added + mcp.added,
+          ...(rerecorded + mcp.rerecorded > 0 ? { rerecorded: rerecorded + mcp.rerecorded } : {}),
           hits: hits + mcp.hits,
           misses,
           ...(Object.keys(faults).length > 0 ? { faults } : {}),
