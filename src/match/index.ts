@@ -1,6 +1,7 @@
 // The matcher: request normalization, request keys and signatures, four matching modes, and
 // misses that explain themselves.
-export { closestRecordings, explainMiss, type MissEntry, type MissKind, type NearMiss } from './diagnose.ts';
+export type { MissEntry, MissKind, NearMiss } from './diagnose.ts';
+export { closestRecordings, explainMiss } from './diagnose-api.ts';
 export {
   createMatcher,
   MATCH_MODES,

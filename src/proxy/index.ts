@@ -26,7 +26,8 @@ export { isHttpRecord, responseChunks, type HttpRecord, type MatchKind, type Sto
 // conversation tree of a tape file.
 export { DurableReplayStore, openReplayStore, REPLAY_RECORD_KIND, type DurableReplayOptions, type ReplayTapeRecord } from '../replay/durable.ts';
 export { loadTree, type LoadTreeOptions } from '../tree/load.ts';
-export { assembleStream, parseSse, type SseEvent } from '../providers/sse-assemble.ts';
+export type { SseEvent } from '../providers/sse-parse.ts';
+export { assembleStream, parseSse } from './stream-text-api.ts';
 
 // The command line and the importers are loaded when first called: a proxy embedded in a
 // program (or a test worker) that only serves does not load their modules at start.
