@@ -6,14 +6,9 @@
  * import { hashJSON, pathHashes } from 'llm-tapedeck'
  * hashJSON('{"b":1,"a":2}') === hashJSON('{"a":2,"b":1}') // true
  */
+export { canonicalize, canonicalizeJSON, hashJSON, hashMany, hashValue, pathHashes } from './core/checked.ts';
 export {
   backend,
-  canonicalize,
-  canonicalizeJSON,
-  hashJSON,
-  hashMany,
-  hashValue,
-  pathHashes,
   setBackend,
   sha256,
   traceToken,

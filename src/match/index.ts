@@ -2,8 +2,8 @@
 // misses that explain themselves.
 export type { MissEntry, MissKind, NearMiss } from './diagnose.ts';
 export { closestRecordings, explainMiss } from './diagnose-api.ts';
+export { createMatcher } from './matcher-api.ts';
 export {
-  createMatcher,
   MATCH_MODES,
   MatchIndex,
   requestDigests,

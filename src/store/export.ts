@@ -48,7 +48,7 @@
 import { existsSync } from 'node:fs';
 import { unlink } from 'node:fs/promises';
 import { TapedeckError } from '../errors.ts';
-import { describeArgument } from '../option-names.ts';
+import { checkOptionNames, describeArgument } from '../option-names.ts';
 import { asTargetError, besideTarget, intoPlace, refuseOpenWriters } from './import/target.ts';
 import { inRecordOrder } from './record-order.ts';
 import { currentHttpKey, isHttpRecord, type HttpRecord } from './records.ts';
@@ -480,6 +480,8 @@ function forReview(value: unknown): unknown {
  * await writeFile('chat.tape.json', await exportTapeJSON('chat.tape'));
  */
 export async function exportTapeJSON(path: string, opts: { review?: boolean } = {}): Promise<string> {
+  // `{ reveiw: true }` otherwise exported without the review form, silently.
+  checkOptionNames(opts, ['review'], 'exportTapeJSON', 'docs/tape-format.md');
   const parts: string[] = [];
   await writeTapeJSON(path, (text) => void parts.push(text), opts);
   return parts.join('');
@@ -497,6 +499,7 @@ export async function exportTapeJSON(path: string, opts: { review?: boolean } = 
  * const { warnings } = await writeTapeJSON('chat.tape', (text) => new Promise((done) => (process.stdout.write(text) ? done() : process.stdout.once('drain', done))));
  */
 export async function writeTapeJSON(path: string, write: OutputSink, opts: { review?: boolean } = {}): Promise<{ warnings: TapeWarning[] }> {
+  checkOptionNames(opts, ['review'], 'writeTapeJSON', 'docs/tape-format.md');
   // Read a window at a time (tape-stream.ts): memory stays the same whatever the tape's size.
   return withTapeStream(path, (scan) => writeFrom(scan, path, write, opts));
 }
@@ -550,6 +553,7 @@ async function writeFrom(scan: TapeStream, path: string, write: OutputSink, opts
  */
 export async function importTapeJSON(json: string, out: string, opts: { force?: boolean; ignoreArgs?: readonly string[]; keepKeys?: boolean } = {}): Promise<{ records: number; rekeyed: number; masked?: number }> {
   // A parsed document given for its text read as "[object Object] is not valid JSON".
+  checkOptionNames(opts, ['force', 'ignoreArgs', 'keepKeys'], 'importTapeJSON', 'docs/tape-format.md');
   if (typeof json !== 'string') {
     throw new TapedeckError('E_ARG', `importTapeJSON takes the JSON text of an export (a string); got ${describeArgument(json)}.`, { hint: 'Pass the exported text as read from its file, or JSON.stringify(doc) of a parsed one.' });
   }
