@@ -90,20 +90,21 @@ interface Piece {
 /** Past this nesting a document's strings are not read as pieces (no provider's event comes near). */
 const MAX_PIECE_DEPTH = 64;
 
-/** The string members of each event, grouped by the event's kind and the member's place. */
-function textStreams(events: readonly StreamEvent[]): Piece[][] {
+/** The string members of each event, grouped by the event's kind and the member's place (`alone`: see textGroups). */
+function textStreams(events: readonly StreamEvent[], alone = true): Piece[][] {
   const groups = new Map<string, Piece[]>();
   const visit = (v: unknown, path: string, event: number, depth: number): void => {
     if (v === null || typeof v !== 'object' || depth > MAX_PIECE_DEPTH) return;
-    const at = (holder: Record<string, unknown> | unknown[], key: string | number, x: unknown): void => {
-      const p = `${path}/${key}`;
+    const at = (holder: Record<string, unknown> | unknown[], key: string | number, x: unknown, step: string | number = key): void => {
+      const p = `${path}/${step}`;
       if (typeof x === 'string') {
         let g = groups.get(p);
         if (g === undefined) groups.set(p, (g = []));
         g.push({ holder, key, text: x, event });
       } else visit(x, p, event, depth + 1);
     };
-    if (Array.isArray(v)) v.forEach((x, i) => at(v, i, x));
+    // An element that says its own `index` is placed by it (see lexedStreams).
+    if (Array.isArray(v)) v.forEach((x, i) => at(v, i, x, ownIndex(x) ?? i));
     else for (const k of Object.keys(v)) at(v as Record<string, unknown>, k, (v as Record<string, unknown>)[k]);
   };
   events.forEach((e, i) => {
@@ -114,13 +115,29 @@ function textStreams(events: readonly StreamEvent[]): Piece[][] {
       visit(d, `${e.kind}\u0000${j}\u0000${type}`, i, 0);
     });
   });
-  return textGroups(groups);
+  return textGroups(groups, alone);
 }
 
-/** The groups that may be text arriving in pieces: a string the same in every event (an id, a model name) is none. */
-function textGroups(groups: Map<unknown, Piece[]>): Piece[][] {
-  return [...groups.values()].filter((g) => g.length > 1 && g.some((p) => p.text !== g[0]!.text) && g.some((p) => p.event !== g[0]!.event));
+/** An array element's own `index` member (a non-negative integer), if it has one. */
+function ownIndex(x: unknown): number | undefined {
+  if (x === null || typeof x !== 'object' || Array.isArray(x)) return undefined;
+  const k = (x as { index?: unknown }).index;
+  return typeof k === 'number' && Number.isInteger(k) && k >= 0 && k <= 0xffff ? k : undefined;
 }
+
+/**
+ * The groups that may be text arriving in pieces: a string the same in every event (an id, a
+ * model name) is none. Nor is a string alone at its place, unless it holds JSON text with a
+ * member (`"name": "`): a secret-named member's value in it is masked as in one string of a
+ * JSON answer. No other redaction reads inside it, since the event's text has the member's
+ * quotes escaped (a Responses stream's `arguments` in `response.completed`, written whole once).
+ */
+function textGroups(groups: Map<unknown, Piece[]>, alone = true): Piece[][] {
+  return [...groups.values()].filter((g) => (g.length > 1 && g.some((p) => p.text !== g[0]!.text) && g.some((p) => p.event !== g[0]!.event)) || (alone && g.some(holdsMember)));
+}
+
+/** Whether a piece's text may hold a JSON member with a string value (its shortest: `"a":"b"`). */
+const holdsMember = (p: Piece): boolean => p.text.length >= 7 && p.text.indexOf('"') >= 0 && MEMBER_GATE.test(p.text);
 
 /**
  * CREDENTIAL's matches in a text, its PEM private key bodies, the places of the echoes given, and
@@ -217,7 +234,8 @@ function pieceAt(starts: readonly number[], i: number): number {
  */
 export function splitCredentials(events: readonly StreamEvent[], secretField?: (name: string) => boolean): SplitCredential[] {
   const out: SplitCredential[] = [];
-  for (const { pieces, starts, found } of spanning(textStreams(events), { secretField })) {
+  // Not the strings alone at their place: what one event holds whole, `tapedeck scan` reads in that event.
+  for (const { pieces, starts, found } of spanning(textStreams(events, false), { secretField })) {
     for (const [a, text, v] of found) out.push({ first: pieces[pieceAt(starts, a)]!.event, last: pieces[pieceAt(starts, a + text.length - 1)]!.event, text: v ?? text, ...(v === undefined ? {} : { member: true as const }) });
   }
   return out;
@@ -414,16 +432,68 @@ function textUnits(text: string, framing: 'sse' | 'ndjson'): TextUnit[] {
  * names, array indices) made as the text is read, so no name becomes a string; two places of
  * one hash (a chance of one in 2^32 for a pair) would be read as one stream. Text that is no
  * JSON gives pieces that join no other's, at worst.
+ *
+ * An array element that says its own `index` (OpenAI's `choices[]` and `tool_calls[]`) is placed
+ * by it, not by where it stands: parallel tool calls stream their arguments interleaved, each
+ * event holding one call at `tool_calls[0]`, and joined by position two calls' pieces made one
+ * text of neither (a `password` member or a key in either was found in no text, and written to
+ * disk). OpenAI writes `index` first; an element whose strings come before its `index` has its
+ * event read again, placed by what the first reading found.
  */
 function lexedStreams(text: string, units: readonly TextUnit[]): Piece[][] {
   const groups = new Map<number, Piece[]>();
-  // Per open container: is it an array, its index, its path's hash, the hash of its last member name.
-  const arr: boolean[] = [];
-  const idx: number[] = [];
-  const at: number[] = [];
-  const named: number[] = [];
+  const lexer = new UnitLexer(text, groups);
   for (let event = 0; event < units.length; event++) {
-    const u = units[event]!;
+    if (lexer.lex(units[event]!, event, undefined)) {
+      // Read again with each element's index known from the start: this event's pieces so far
+      // (the last of each group they went to) are taken back first.
+      for (const g of lexer.touched) while (g.length > 0 && g[g.length - 1]!.event === event) g.pop();
+      lexer.lex(units[event]!, event, lexer.indices);
+    }
+  }
+  return textGroups(groups);
+}
+
+/** FNV-1a of `index`, as the lexer hashes a member name. */
+const INDEX_NAME = (() => {
+  let h = 0x811c9dc5;
+  for (const c of 'index') h = Math.imul(h ^ c.charCodeAt(0), 0x01000193);
+  return h;
+})();
+
+/** The lexer of one unit's JSON text at a time (see lexedStreams); its arrays are reused between units. */
+class UnitLexer {
+  // Per open container: is it an array, its index, its path's hash, the hash of its last member
+  // name, and how many pieces this unit had read when it opened.
+  private readonly arr: boolean[] = [];
+  private readonly idx: number[] = [];
+  private readonly at: number[] = [];
+  private readonly named: number[] = [];
+  private readonly piecesAt: number[] = [];
+  /** Per open container: the order its bracket opened in, in this unit. */
+  private readonly openedAt: number[] = [];
+  /** The groups the last unit put pieces in. */
+  readonly touched: Piece[][] = [];
+  /** The last unit's elements that said their index: by the order their `{` opened in, the index. */
+  readonly indices = new Map<number, number>();
+
+  constructor(
+    private readonly text: string,
+    private readonly groups: Map<number, Piece[]>,
+  ) {}
+
+  /**
+   * Reads one unit; with `placed`, each element is placed by the index it says from its `{` on.
+   * True when an element said an index other than its position after strings of it were read
+   * (so they were placed by position): then it must be read again, with `indices`.
+   */
+  lex(u: TextUnit, event: number, placed: ReadonlyMap<number, number> | undefined): boolean {
+    const { text, groups, arr, idx, at, named, piecesAt, openedAt, touched, indices } = this;
+    touched.length = 0;
+    if (placed === undefined) indices.clear();
+    let again = false;
+    let pieces = 0;
+    let opened = 0;
     let depth = 0;
     let expectKey = false;
     let root = 0x811c9dc5;
@@ -459,6 +529,15 @@ function lexedStreams(text: string, units: readonly TextUnit[]): Piece[][] {
           named[depth - 1] = h;
           expectKey = false;
           p = e + 1;
+          // An array element's own `index`: its place from here on (see lexedStreams).
+          if (h === INDEX_NAME && placed === undefined && depth >= 2 && arr[depth - 2] && !arr[depth - 1]) {
+            const k = indexValue(text, p, u.to);
+            if (k >= 0 && k !== idx[depth - 2]) {
+              indices.set(openedAt[depth - 1]!, k);
+              at[depth - 1] = placeOf(at[depth - 2]!, k);
+              if (pieces > piecesAt[depth - 1]!) again = true;
+            }
+          }
           continue;
         }
         // A value: the closing quote is the next one not escaped by an odd run of backslashes.
@@ -483,16 +562,22 @@ function lexedStreams(text: string, units: readonly TextUnit[]): Piece[][] {
           const place = depth === 0 ? root : placeOf(at[depth - 1]!, arr[depth - 1] ? idx[depth - 1]! : named[depth - 1]!);
           let g = groups.get(place);
           if (g === undefined) groups.set(place, (g = []));
+          if (g.length === 0 || g[g.length - 1]!.event !== event) touched.push(g);
           g.push({ text: value, event, from: p, to: e + 1 });
+          pieces++;
         }
         p = e + 1;
         continue;
       }
       if (c === 0x7b || c === 0x5b) {
-        at[depth] = depth === 0 ? root : placeOf(at[depth - 1]!, arr[depth - 1] ? idx[depth - 1]! : named[depth - 1]!);
+        const k = c === 0x7b && depth > 0 && arr[depth - 1] && placed !== undefined ? placed.get(opened) : undefined;
+        at[depth] = depth === 0 ? root : placeOf(at[depth - 1]!, k ?? (arr[depth - 1] ? idx[depth - 1]! : named[depth - 1]!));
         arr[depth] = c === 0x5b;
         idx[depth] = 0;
         named[depth] = 0;
+        piecesAt[depth] = pieces;
+        openedAt[depth] = opened;
+        opened++;
         depth++;
         expectKey = c === 0x7b;
       } else if (c === 0x7d || c === 0x5d) {
@@ -505,8 +590,25 @@ function lexedStreams(text: string, units: readonly TextUnit[]): Piece[][] {
       }
       p++;
     }
+    return again;
   }
-  return textGroups(groups);
+}
+
+/**
+ * The non-negative integer literal after a member name's closing quote (`": 3`), or -1 for
+ * any other value.
+ */
+function indexValue(text: string, p: number, to: number): number {
+  while (p < to && (text.charCodeAt(p) === 0x20 || text.charCodeAt(p) === 0x3a || text.charCodeAt(p) === 0x09 || text.charCodeAt(p) === 0x0a || text.charCodeAt(p) === 0x0d)) p++;
+  let k = -1;
+  for (; p < to; p++) {
+    const d = text.charCodeAt(p) - 0x30;
+    if (d < 0 || d > 9) break;
+    k = (k < 0 ? 0 : k * 10) + d;
+    if (k > 0xffff) return -1;
+  }
+  const c = text.charCodeAt(p);
+  return c === 0x2c || c === 0x7d || c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09 ? k : -1;
 }
 
 /** The characters of JSON text the lexer acts on: a quote, brackets, braces and the comma. */
