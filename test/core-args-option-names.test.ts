@@ -55,6 +55,18 @@ describe(`option names (${backend()})`, () => {
     expect(m.match(body).recording.response).toBe('recorded');
   });
 
+  it("a matcher's match() refuses a misspelt option; the right one works", () => {
+    const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] };
+    const m = createMatcher({ recordings: [{ request: body, response: 'recorded' }], allowRepeats: true, mode: 'exact' });
+    const e = errorOf(() => m.match(body, { diagnoze: false } as never));
+    expect(e.code).toBe('E_ARG');
+    expect(e.message).toContain('Unknown match option "diagnoze".');
+    expect(e.hint).toContain('Did you mean diagnose?');
+    expect(m.match(body, { diagnose: false }).recording.response).toBe('recorded');
+    expect(m.mode).toBe('exact');
+    expect(m.keys()).toHaveLength(1);
+  });
+
   it('exportTapeJSON and importTapeJSON refuse a misspelt option', async () => {
     const json = JSON.stringify({ tapedeck: 'tape', version: 1, records: [] });
     const imported = await rejection(importTapeJSON(json, join(dir, 'a.tape'), { forse: true } as never));

@@ -6,8 +6,9 @@
  * budget) makes its matchers from options it builds itself, with matcher.ts's createMatcher.
  */
 import { checkOptionNames, optionNames } from '../option-names.ts';
-import { createMatcher as makeMatcher, type Matcher, type MatcherOptions } from './matcher.ts';
+import { createMatcher as makeMatcher, type Matcher, type MatcherOptions, type MatchOptions } from './matcher.ts';
 
+const MATCH_OPTIONS = optionNames<MatchOptions>()(['diagnose']);
 const MATCHER_OPTIONS = optionNames<MatcherOptions>()(['mode', 'recordings', 'allowRepeats', 'ignoreArgs', 'source', 'recordCommand', 'entry', 'memo', 'used', 'fingerprints', 'provider', 'endpoint', 'volatileKeys', 'volatileText']);
 
 /**
@@ -21,5 +22,15 @@ const MATCHER_OPTIONS = optionNames<MatcherOptions>()(['mode', 'recordings', 'al
  */
 export function createMatcher(opts: MatcherOptions): Matcher {
   checkOptionNames(opts, MATCHER_OPTIONS, 'createMatcher', 'docs/matching.md');
-  return makeMatcher(opts);
+  const matcher = makeMatcher(opts);
+  // match()'s own options are checked here too: `{ diagnoze: false }` otherwise left every miss
+  // diagnosed (the slow path the option exists to skip) without a word.
+  const match = matcher.match;
+  return {
+    ...matcher,
+    match(request: unknown, how?: MatchOptions) {
+      checkOptionNames(how, MATCH_OPTIONS, 'match', 'docs/matching.md');
+      return match(request, how);
+    },
+  };
 }
