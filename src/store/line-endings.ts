@@ -67,8 +67,26 @@ export function convertedTape(file: string, how: string, at?: number): TapedeckE
     offset: at ?? 5,
     what: `line endings converted (${how})`,
     converted: true,
-    hint: 'Undo the conversion: restore the tape from version control with "*.tape -text" in .gitattributes (npx llm-tapedeck init adds it), or unpack it again without text conversion. Do not prune it: that would drop every changed record.',
+    hint: `${how === 'CRLF to LF' ? committedHint(file) : RESTORE_HINT} Do not prune it: that would drop every changed record.`,
   });
+}
+
+/** LF to CRLF: git puts no CR into what it commits, so the committed copy is intact and restoring works. */
+const RESTORE_HINT = 'Undo the conversion: restore the tape from version control with "*.tape -text" in .gitattributes (npx llm-tapedeck init adds it), or unpack it again without text conversion.';
+
+/**
+ * CRLF to LF is what `git add` does under a `text` rule (`* text eol=lf`), to the committed copy
+ * itself: restoring that one brings the conversion back. An editor or archiver does it too, to
+ * the working copy only, where restoring works; the bytes do not tell which, so both, in order.
+ * The recording machine's own copy is intact, but `git add` alone sees it unchanged and adds
+ * nothing: --renormalize adds it again under the new attribute.
+ */
+function committedHint(file: string): string {
+  return (
+    `Restore it from version control with "*.tape -text" in .gitattributes (npx llm-tapedeck init adds it). ` +
+    `If it stays converted, git converted the copy it committed (a "text" rule such as "* text eol=lf" was in force when it was added): ` +
+    `with "*.tape -text" committed, add the tape again from the machine that recorded it, whose copy is intact (git add --renormalize ${file}, then commit), or record it again.`
+  );
 }
 
 /** The tape codec's readers that {@link framesReadWithoutAddedCRs} and {@link headerReadsWithoutAddedCRs} read with. */

@@ -220,7 +220,7 @@ export async function scanCommand(args: string[]): Promise<number> {
       // Not a tape's damage: prune refuses such a file (it leaves it unchanged), so it is not offered.
       process.stderr.write(
         `tapedeck scan: ${plural(unreadable.length, 'file', 'files')} could not be read as ${unreadable.length === 1 ? 'a tape' : 'tapes'} (listed above, with why): ${unreadable.length === 1 ? 'its' : 'their'} bytes were searched for key formats only.\n` +
-          `hint: do what the error above says; for a tape whose line endings were converted or that was overwritten, restore it from version control (git checkout -- ${unreadable.length === 1 ? unreadable[0]! : '<tape>'}); a file that is no tape does not belong among the tapes scanned.\n`,
+          `hint: do what the error above says; for a tape whose line endings were converted, tapedeck verify ${unreadable.length === 1 ? unreadable[0]! : '<tape>'} says how to undo it (the committed copy may be converted too); for one that was overwritten, restore it from version control (git checkout -- ${unreadable.length === 1 ? unreadable[0]! : '<tape>'}); a file that is no tape does not belong among the tapes scanned.\n`,
       );
     }
     return EXIT.failed;

@@ -112,3 +112,46 @@ describe("a tape git checked out with LF to CRLF (its magic unchanged)", () => {
     expect(t.warnings[0]!.message).toContain('damaged bytes');
   });
 });
+
+describe('a tape git committed with CRLF to LF (a "text" rule in force when it was added)', () => {
+  it('committed under "* text eol=lf": the advice says the committed copy is converted, and following it gives a clone that reads', async () => {
+    // git add converts CRLF to LF in the commit itself: restoring that copy brings the conversion
+    // back, so the advice must not stop at "restore it from version control".
+    const tape = await tapeWithLineBreaks('lf.tape');
+    const repo = join(dir, 'lf-repo');
+    mkdirSync(repo);
+    const git = (cwd: string, ...args: string[]) => {
+      const r = spawnSync('git', ['-c', 'user.email=a@b', '-c', 'user.name=t', '-c', 'core.autocrlf=false', ...args], { cwd, encoding: 'utf8' });
+      expect(r.status, r.stderr).toBe(0);
+    };
+    git(repo, 'init', '-q');
+    writeFileSync(join(repo, '.gitattributes'), '* text eol=lf\n');
+    writeFileSync(join(repo, 'chat.tape'), readFileSync(tape));
+    git(repo, 'add', '.gitattributes', 'chat.tape');
+    git(repo, 'commit', '-qm', 't');
+    const cloneA = join(dir, 'lf-clone-a');
+    git(dir, 'clone', '-q', repo, cloneA);
+    const err = await readTape(join(cloneA, 'chat.tape')).then(() => undefined, (e: { code?: string; message: string; hint?: string }) => e);
+    expect(err?.code).toBe('E_TAPE_CORRUPT');
+    expect(err?.message).toContain('had its line endings converted (CRLF to LF)');
+    expect(err?.hint).toContain('git converted the copy it committed');
+    expect(err?.hint).toContain(`git add --renormalize ${join(cloneA, 'chat.tape')}`);
+    expect(err?.hint).toContain('record it again');
+    const cloned = join(cloneA, 'chat.tape');
+    const v = spawnSync(process.execPath, [CLI, 'verify', cloned], { cwd: cloneA, encoding: 'utf8' });
+    expect(v.stderr + v.stdout).toContain(`git add --renormalize ${cloned}`);
+    // scan lists only the error's first line: its hint sends to verify, not to restoring alone.
+    const sc = spawnSync(process.execPath, [CLI, 'scan', cloned], { cwd: cloneA, encoding: 'utf8' });
+    expect(sc.stderr).toContain(`tapedeck verify ${cloned} says how to undo it`);
+
+    // The advice, on the machine that recorded it (its working copy is intact).
+    expect((await readTape(join(repo, 'chat.tape'))).records).toHaveLength(4);
+    writeFileSync(join(repo, '.gitattributes'), '* text eol=lf\n*.tape -text\n');
+    git(repo, 'add', '--renormalize', 'chat.tape');
+    git(repo, 'add', '.gitattributes');
+    git(repo, 'commit', '-qm', 'tape committed as recorded');
+    const cloneB = join(dir, 'lf-clone-b');
+    git(dir, 'clone', '-q', repo, cloneB);
+    expect((await readTape(join(cloneB, 'chat.tape'))).records).toHaveLength(4);
+  });
+});
