@@ -35,6 +35,7 @@ import { missOnDamagedTape } from './damage-miss.ts';
 import { redactRequest } from './request-redact.ts';
 import { isDeepStrictEqual } from 'node:util';
 import { TapedeckError, type TapedeckErrorDetails } from '../errors.ts';
+import { checkIgnoredArgs, checkRaw, checkVolatileText } from './cache-option-values.ts';
 import { checkOptionNames, checkOptionsObject, describeArgument, optionNames } from '../option-names.ts';
 import { explainMiss, missHeadline, recordHow, type MissEntry } from '../match/diagnose.ts';
 import { recordingDigests, requestKeys, type RequestDigests, type RequestKeys } from '../match/matcher.ts';
@@ -274,6 +275,8 @@ export class ReplayCache {
     checkHooks(opts as Parameters<typeof checkHooks>[0]);
     checkRedactOptions(opts.redact);
     turnTimeout(opts.turnTimeoutMs);
+    checkIgnoredArgs(opts.ignoredArgs, 'ReplayCache.open');
+    checkVolatileText(opts.volatileText, 'ReplayCache.open');
     // A tape path, a redis:// URL (docs/redis.md) or a backend object.
     const backend = storeBackend(path, opts.lock ? { lock: opts.lock } : {});
     const kind = cacheRecords(opts.ignoredArgs, opts.volatileText);
@@ -310,6 +313,9 @@ export class ReplayCache {
   }
 
   private keysOf(request: unknown, ignoredArgs: readonly string[] | undefined): RequestKeys {
+    // A per-call list is checked here, for get, peek, cacheKey and forgo alike, so the message
+    // names this cache's option rather than normalizeRequest's.
+    if (ignoredArgs !== undefined && ignoredArgs !== this.ignoredArgs) checkIgnoredArgs(ignoredArgs, 'ReplayCache (the ignoredArgs after the request)');
     return requestKeys(request, { ignoreArgs: ignoredArgs ?? this.ignoredArgs, volatileText: this.volatileText });
   }
 
@@ -450,6 +456,8 @@ export class ReplayCache {
     // A misspelt option (`metadata` for `meta`) was dropped: the record was stored without it.
     if (!Array.isArray(options)) checkOptionNames(options, PUT_OPTIONS, 'ReplayCache.put', 'docs/api.md');
     const opts: ReplayPutOptions = Array.isArray(options) ? { ignoredArgs: options as readonly string[] } : ((options ?? {}) as ReplayPutOptions);
+    checkIgnoredArgs(opts.ignoredArgs, 'ReplayCache.put');
+    checkRaw(opts.raw);
     const ignoredArgs = opts.ignoredArgs ?? this.ignoredArgs;
     // The turn this call's get took when it missed, keyed as that get keyed the request (before
     // beforeRecord may change it); none for a put without a get (it appends at once).
