@@ -5,7 +5,7 @@
  * advice records a second tape beside the one the user meant; naming the near one saves that.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { closestName } from '../edit-distance.ts';
 
 /**
@@ -55,4 +55,18 @@ export function nearbyTape(path: string): string | undefined {
   const dirs = namesIn(parent).filter((n) => isFile(join(parent, n, name)));
   const near = closestName(basename(dir), dirs, mostFor(basename(dir)));
   return near === undefined ? undefined : join(parent, near, name);
+}
+
+/**
+ * Where a missing tape was looked for, for "no tape at …": the absolute path, and for a relative
+ * one the working directory it was taken from. Run from another directory (a monorepo root, a CI
+ * job's working-directory), "no tape at test/__tapes__/app.tape; re-record" read as a tape never
+ * recorded, and following it recorded a second tape in the wrong place.
+ *
+ * @example
+ * lookedAt('test/app.tape') // '/repo/test/app.tape (taken from the working directory /repo)'
+ */
+export function lookedAt(path: string): string {
+  // Short: a miss's headline is clipped at 140 characters, and the path comes first in it.
+  return isAbsolute(path) ? path : `${resolve(path)} (taken from the working directory ${process.cwd()})`;
 }

@@ -12,7 +12,7 @@ import type { HeadScalar, LoadedRecord, LoadResult, RecordBackend, RecordTable, 
 import { byProcess, interruptedRecordRuns, interruptedRunMessage, liveWriterHolds, openTapeWriter, tapeWritersOpen, unclosedRunMissNote, type WriterInfo } from '../tape-writers.ts';
 import { type FileFrames, scanTapeFile } from '../tape-lazy.ts';
 import { isRedactionSalt } from '../tape-codec.ts';
-import { nearbyTape } from '../nearby-tape.ts';
+import { lookedAt, nearbyTape } from '../nearby-tape.ts';
 import { saltForNewTape } from '../salt-group.ts';
 import { appendRecords, createTape, decodeFrame, FRAME_HEADER_SIZE, payloadJson, payloadMember, peekPayload, removeDeadTempsSoon, rewriteTapeFrames, scanTape, syncDir, withTapeLock, type TapeLockOptions, type TapeScan } from '../tape-file.ts';
 import { refuseUnregistered } from '../unregistered-type.ts';
@@ -111,12 +111,15 @@ export class TapeBackend implements RecordBackend {
 
   /**
    * A missing tape whose path is a typo away from an existing one says so (see
-   * ../nearby-tape.ts); otherwise undefined, and messages say "no tape at <path>".
+   * ../nearby-tape.ts); one given as a relative path says the absolute path and the working
+   * directory it was taken from; otherwise undefined, and messages say "no tape at <path>".
    */
   get absent(): string | undefined {
     const near = nearbyTape(this.path);
+    const at = lookedAt(this.path);
     // The suggestion first: a miss's headline is clipped, and a long path would push it off.
-    return near === undefined ? undefined : `did you mean ${relative(dirname(dirname(this.path)), near)}? no tape at ${this.path}`;
+    if (near !== undefined) return `did you mean ${relative(dirname(dirname(this.path)), near)}? no tape at ${at}`;
+    return at === this.path ? undefined : `no tape at ${at}`;
   }
 
   constructor(
