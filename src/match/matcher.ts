@@ -4,12 +4,13 @@
 
 import { canonicalizeJSON, hashJSON, hashValue, notJsonText, pathHashes, sha256Hex } from '../core/index.ts';
 import { TapedeckError, withContext } from '../errors.ts';
-import { explainMiss, type MissEntry } from './diagnose.ts';
+import { explainMiss, type MissContext, type MissEntry } from './diagnose.ts';
 import { normalizeRequest } from '../providers/index.ts';
 import { fingerprintIgnoreKeys, type NormalizeOptions, type Provider } from '../providers/normalize.ts';
 import { rawRequestDigests } from './raw-keys.ts';
 import { viewDigests } from './view-digests.ts';
-import { withVolatileSpans } from './volatile-miss.ts';
+// Browser bundles get volatile-advice.browser.ts (package.json "browser"): the spans line alone.
+import { withVolatileSpans } from './volatile-advice.ts';
 import { RequestTexts } from './request-texts.ts';
 import { isArrayBuffer, isBytes } from '../bytes.ts';
 
@@ -617,7 +618,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
 
   /** The E_MISS for a request no recording answers: what differs from the closest recordings. */
   function diagnosedMiss(request: unknown, full: RequestKeys | undefined): TapedeckError {
-    return withVolatileSpans(request, norm, explainMiss({
+    const ctx: MissContext = {
       mode,
       request: full ?? requestKeys(request, norm),
       recordings,
@@ -632,7 +633,8 @@ export function createMatcher(opts: MatcherOptions): Matcher {
       entry: opts.entry,
       hasKey: (k) => index.hasKey(k),
       hasSignature: (d) => index.hasSignature(d),
-    }));
+    };
+    return withVolatileSpans(request, norm, explainMiss(ctx), ctx);
   }
 
   return {

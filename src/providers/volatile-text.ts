@@ -17,8 +17,11 @@ export const VOLATILE_MARK = '<volatile>';
  *
  * @example
  * createFetch({ tape, volatileText: [VOLATILE_PATTERNS.isoTimestamp, VOLATILE_PATTERNS.date, VOLATILE_PATTERNS.uuid] })
+ * // "Today is " + new Date().toDateString() + " (" + new Date().toLocaleDateString() + ")"
+ * createFetch({ tape, volatileText: [VOLATILE_PATTERNS.dateString, VOLATILE_PATTERNS.localeDate] })
  */
-export const VOLATILE_PATTERNS = Object.freeze({
+export const VOLATILE_PATTERNS = /* @__PURE__ */ Object.freeze({
+  // Pure (above): the page bundle names no pattern, so it carries none of them.
   /** 2026-11-25T21:48:59Z, 2026-11-25T21:48:59.123+01:00, 2026-11-25 21:48 */
   isoTimestamp: /\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?/g,
   /** 2026-11-25 (also the date of a timestamp: list isoTimestamp first to replace it whole) */
@@ -27,6 +30,26 @@ export const VOLATILE_PATTERNS = Object.freeze({
   uuid: /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi,
   /** Unix times in seconds or milliseconds (10 or 13 digits) */
   unixTime: /\b\d{10}(?:\d{3})?\b/g,
+  /**
+   * A JavaScript Date as its toDateString(), toString() and toUTCString() print it: Tue Dec 08
+   * 2026, Tue Dec 08 2026 15:56:18 GMT+0100 (Central European Standard Time), Tue, 08 Dec 2026
+   * 15:56:18 GMT. The weekday, month and year must all be there: "Mon Dec 08" is left alone.
+   */
+  dateString:
+    /\b(?:Sun|Mon|Tue|Wed|Thu|Fri|Sat)(?:, \d{2} (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) | (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{2} )\d{4}(?!\d)(?: \d{2}:\d{2}:\d{2} GMT(?:[+-]\d{4}(?: \([^()]*\))?)?)?/g,
+  /**
+   * A date as toLocaleDateString() prints it in numbers: 12/8/2026 (en-US), 08/12/2026 (en-GB,
+   * fr), 8.12.2026 (de), 8. 12. 2026 (cs), 8-12-2026 (nl), 2026/12/8 (ja, zh), 2026. 12. 8. (ko).
+   * Years 1900-2099 only, and one separator throughout, so a version (1.2.3, 2026.12.8), an
+   * address (10.0.0.1) or a fraction (1/2) is left alone.
+   */
+  localeDate:
+    /(?<![\d./-])(?:\d{1,2}(\. |[./-])\d{1,2}\1(?:19|20)\d{2}|(?:19|20)\d{2}(?:\/\d{1,2}\/\d{1,2}|\. \d{1,2}\. \d{1,2}\.))(?![\d/-]|\.\d)/g,
+  /**
+   * A time as toLocaleTimeString() prints it, with seconds: 15:56:18, 3:56:18 PM, 3:56:18 p.m.
+   * Without seconds (12:30) it is left alone: that is more often a time someone chose.
+   */
+  localeTime: /(?<![\w:.])(?:[01]?\d|2[0-3]):[0-5]\d:[0-5]\d(?:\s?(?:[AaPp][Mm]|[ap]\.m\.))?(?![\d:])/g,
 });
 
 /** One replaced span, for miss messages. */

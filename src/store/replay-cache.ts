@@ -38,11 +38,12 @@ import { isDeepStrictEqual } from 'node:util';
 import { TapedeckError, type TapedeckErrorDetails } from '../errors.ts';
 import { checkIgnoredArgs, checkRaw, checkVolatileText } from './cache-option-values.ts';
 import { checkOptionNames, checkOptionsObject, describeArgument, optionNames } from '../option-names.ts';
-import { explainMiss, missHeadline, recordHow, type MissEntry } from '../match/diagnose.ts';
+import { explainMiss, missHeadline, recordHow, type MissContext, type MissEntry } from '../match/diagnose.ts';
 import { recordingDigests, requestKeys, type RequestDigests, type RequestKeys } from '../match/matcher.ts';
 import { RequestTexts } from '../match/request-texts.ts';
 import { rekeyWarning } from '../match/rekey.ts';
 import { withVolatileSpans } from '../match/volatile-miss.ts';
+import { volatileAdvice } from '../match/volatile-advice.ts';
 import type { RecordBackend, StoreWarning } from './backend.ts';
 import { storeBackend } from './backends/open.ts';
 import { TapeBackend } from './backends/tape.ts';
@@ -588,7 +589,7 @@ export class ReplayCache {
     // each miss (~0.1 s of every miss on 100,000 recordings).
     const used = new Uint8Array(records.length);
     for (let i = 0; i < records.length; i++) if (col.loadedUsed(d.at[i]!)) used[i] = 1;
-    return explainMiss({
+    const ctx: MissContext = {
       mode: 'exact',
       request: keys,
       recordings: records,
@@ -603,7 +604,9 @@ export class ReplayCache {
       entry: this.missEntry(),
       hasKey: (k) => d.keys.has(k),
       hasSignature: (x) => d.signatures.has(x),
-    });
+    };
+    // A date or timestamp in the request that changes every run: the built-in pattern that fixes it.
+    return volatileAdvice(request, norm, explainMiss(ctx), ctx);
   }
 
   /**
