@@ -277,6 +277,9 @@ type NodeRedisClient = {
   close?(): Promise<void>;
   quit?(): Promise<void>;
   isReady?: boolean;
+  /** A single-node client's socket: held open for the process, or not (a cluster client has neither). */
+  ref?(): void;
+  unref?(): void;
   sendCommand(...args: unknown[]): Promise<unknown>;
   /** Cluster only, in node-redis versions that have it: the client of the master for a key's slot. */
   getNodeClientForKey?(key: string, isReadonly: boolean): Promise<NodeRedisClient> | NodeRedisClient;
@@ -566,6 +569,40 @@ function answered<T>(p: Promise<T>, ms: number): Promise<T> {
   ]).finally(() => clearTimeout(t));
 }
 
+/**
+ * Keeps the client's socket from holding the process open while no command is in flight: a
+ * script that opened a Redis store and never closed it (a replay cache reads everything at open
+ * and asks nothing more) otherwise never exited, where the same script on a tape file did.
+ * Returns `hold`, called as a command starts; the function it returns is called when the command
+ * is done. The socket is referenced again for each command, so nothing the program awaits or
+ * was told is stored is lost at exit; it is released a turn of the event loop after the last
+ * one, so the next command of a put or a load, sent as the previous one's answer is read, finds
+ * it still held. A client without ref/unref (a cluster's) keeps the process open until closed.
+ */
+function idleUnref(client: NodeRedisClient, closed: () => boolean): () => () => void {
+  if (typeof client.ref !== 'function' || typeof client.unref !== 'function') return () => () => {};
+  let inFlight = 0;
+  let release: NodeJS.Immediate | undefined;
+  client.unref();
+  return () => {
+    if (inFlight++ === 0) {
+      if (release !== undefined) clearImmediate(release);
+      else client.ref!();
+      release = undefined;
+    }
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      if (--inFlight > 0 || closed()) return;
+      release = setImmediate(() => {
+        release = undefined;
+        if (inFlight === 0 && !closed()) client.unref!();
+      });
+    };
+  };
+}
+
 function wrap(target: RedisTarget, cluster: boolean, client: NodeRedisClient, typeMapping: object, commandTimeout: number): RedisConnection {
   // Background reconnect errors are expected while Redis is away; commands report them. A
   // reconnect Redis refused (the password rotated, the ACL changed) is kept until the next one
@@ -595,6 +632,7 @@ function wrap(target: RedisTarget, cluster: boolean, client: NodeRedisClient, ty
   });
   let closed = false;
   const options = { typeMapping };
+  const hold = idleUnref(client, () => closed);
   const failed = (args: (string | Buffer)[], e: unknown): TapedeckError => {
     if (e instanceof TapedeckError) return e;
     // Errors Redis itself answered (a script error, WRONGTYPE) are not "unavailable".
@@ -640,24 +678,31 @@ function wrap(target: RedisTarget, cluster: boolean, client: NodeRedisClient, ty
       return !closed && client.isReady !== false;
     },
     async send(key, args) {
+      const release = hold();
       try {
         return await answered(cluster ? client.sendCommand(key, false, args, options) : client.sendCommand(args, options), commandTimeout);
       } catch (e) {
-        if (cluster && tryAgain(e)) return retried(key, args, e);
+        if (cluster && tryAgain(e)) return await retried(key, args, e);
         throw failed(args, e);
+      } finally {
+        release();
       }
     },
     async sendOnNode(key, args) {
+      const release = hold();
       try {
         if (!cluster) return await answered(client.sendCommand(args, options), commandTimeout);
         if (!client.getNodeClientForKey) throw new Error('this node-redis cluster client cannot name the node of a key');
         return await answered(Promise.resolve(client.getNodeClientForKey(key, false)).then((c) => c.sendCommand(args, options)), commandTimeout);
       } catch (e) {
         throw failed(args, e);
+      } finally {
+        release();
       }
     },
     async scan(pattern) {
       const found: string[] = [];
+      const release = hold();
       try {
         let nodes: NodeRedisClient[] = [client];
         if (cluster) {
@@ -674,17 +719,24 @@ function wrap(target: RedisTarget, cluster: boolean, client: NodeRedisClient, ty
         }
       } catch (e) {
         throw failed(['SCAN'], e);
+      } finally {
+        release();
       }
       return [...new Set(found)];
     },
     async close() {
       if (closed) return;
+      // Held while it says goodbye: an awaited close() on a released socket let the process
+      // exit before Redis answered, and the code after the await never ran.
+      const release = hold();
       closed = true;
       try {
         if (client.close) await client.close();
         else if (client.quit) await client.quit();
       } catch {
         destroy(client);
+      } finally {
+        release();
       }
     },
   };
