@@ -257,6 +257,12 @@ export interface DeckStats {
    */
   repeats?: number;
   /**
+   * Of `repeats`, those answered by a recording this run made: update mode answers a request
+   * asked again with the recording its first ask just made, without sending it (record mode
+   * sends each). Absent when none.
+   */
+  repeatsOfMade?: number;
+  /**
    * Record mode: trace tokens of recordings this run asked for again whose new answer was not
    * recorded (the API failed, the stream was cut): they stay on the tape and are not unused, so
    * a prune after the run keeps them. Absent when there are none.
@@ -1061,7 +1067,7 @@ export class Deck {
       const known = r!.fast.get(req.body);
       if (known !== undefined && !this.col!.expired(known.record)) {
         // Kept only for a request of one recording, once served: every hit is a repeat.
-        this.repeatsServed++;
+        this.countRepeat(known.record);
         return known;
       }
     }
@@ -1100,7 +1106,7 @@ export class Deck {
         // matcher says so: a recording a fallback served is used, yet its own request's turn.
         const lostPast = m.repeat ? this.col!.lostPast(rec) : undefined;
         if (lostPast) throw this.damagedAt(name, `request key ${m.request.key}`, m.request.key, lostPast);
-        if (m.repeat) this.repeatsServed++;
+        if (m.repeat) this.countRepeat(rec);
         this.col!.use(rec);
         if (fast && m.matchedBy === 'exact' && m.warnings.length === 0 && r.turns.recordings(m.request.key) === 1 && !this.col!.lostPast(rec)) r.fast.set(req.body, { kind: 'replay', record: rec, matchedBy: 'exact', warnings: NO_WARNINGS });
         return { kind: 'replay', record: rec, matchedBy: m.matchedBy, warnings: m.warnings };
@@ -1567,7 +1573,14 @@ export class Deck {
     const faults = { ...this.pastFaults };
     for (const c of [this.chaosNow, this.sessionChaosNow]) for (const [f, n] of Object.entries(c?.counts() ?? {})) faults[f] = (faults[f] ?? 0) + n;
     const repeats = this.repeatsServed + (this.col?.repeatsServed ?? 0);
-    return { ...this.counters, byMatch: { ...this.counters.byMatch }, ...(Object.keys(faults).length > 0 ? { faults } : {}), ...(repeats > 0 ? { repeats } : {}), ...keptOf(this.mode, this.col), ...this.closeCounts };
+    const repeatsOfMade = this.repeatsOfMade + (this.col?.repeatsOfMade ?? 0);
+    return { ...this.counters, byMatch: { ...this.counters.byMatch }, ...(Object.keys(faults).length > 0 ? { faults } : {}), ...(repeats > 0 ? { repeats } : {}), ...(repeatsOfMade > 0 ? { repeatsOfMade } : {}), ...keptOf(this.mode, this.col), ...this.closeCounts };
+  }
+
+  /** A call answered past its request's recordings, by `rec`: one this run made or one it found. */
+  private countRepeat(rec: HttpRecord): void {
+    this.repeatsServed++;
+    if (this.col!.madeHere(rec)) this.repeatsOfMade++;
   }
 
   /** Of the recordings made, those that replaced an older one or an earlier attempt's at close (see DeckStats.rerecorded, retried). */
@@ -1575,4 +1588,6 @@ export class Deck {
 
   /** Calls answered past their request's recordings by the fast path and the matcher (the collection counts its own). */
   private repeatsServed = 0;
+  /** Of those, the ones answered by a recording this run made (see DeckStats.repeatsOfMade). */
+  private repeatsOfMade = 0;
 }

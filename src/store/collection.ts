@@ -316,6 +316,8 @@ export class RecordCollection<R> {
   writes = 0;
   /** Calls {@link next} answered with a key's last recording again, past those recorded (repeatLast). */
   repeatsServed = 0;
+  /** Of {@link repeatsServed}, those whose recording this run made (see {@link madeHere}). */
+  repeatsOfMade = 0;
   private closing: Promise<CloseReport> | undefined;
 
   private constructor(backend: RecordBackend, opts: CollectionOptions<R>, exists: boolean, warnings: StoreWarning[]) {
@@ -841,6 +843,7 @@ export class RecordCollection<R> {
       const v = this.materialize(last);
       if (v !== undefined) {
         this.repeatsServed++;
+        if (!last.stored) this.repeatsOfMade++;
         return v;
       }
       // The last one is damaged: the one before it would be another call's answer.
@@ -978,6 +981,19 @@ export class RecordCollection<R> {
   isUsed(value: R): boolean {
     const e = typeof value === 'object' && value !== null ? this.byValue.get(value) : undefined;
     return e?.used === true;
+  }
+
+  /**
+   * Whether a recording was made by this run (appended here, not loaded at open or from other
+   * writers): update mode answers the same request asked again with it, unsent. Served again,
+   * that is not a request asked more often than when it was recorded, as a loaded one's is.
+   *
+   * @example
+   * if (m.repeat) { repeats++; if (col.madeHere(rec)) repeatsOfMade++ }
+   */
+  madeHere(value: R): boolean {
+    const e = typeof value === 'object' && value !== null ? this.byValue.get(value) : undefined;
+    return e !== undefined && e.stored === undefined;
   }
 
   /** The `repeat` of an entry: its own, or read from the stored record's head (with the test it names, into `named`). */

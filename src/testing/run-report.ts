@@ -107,6 +107,8 @@ export interface TapeReport {
   failedRequests?: number;
   /** Calls answered by a recording again, past those recorded for their request (see DeckStats.repeats). */
   repeats?: number;
+  /** Of `repeats`, those answered unsent by a recording this run made (update mode; see DeckStats.repeatsOfMade). */
+  repeatsOfMade?: number;
   /** Calls answered by another request's recording (a fallback of signature or hybrid matching). */
   fallbacks?: FallbackReport[];
   /** Requests the test's fetch switch refused (`install({ blockNetwork: true })`), by host. */
@@ -134,6 +136,8 @@ export interface TapeSummary {
   unusedTraces: string[];
   /** Calls answered by a recording again past those recorded for them. */
   repeats?: number;
+  /** Of `repeats`, those answered unsent by a recording the same run made (see TapeReport). */
+  repeatsOfMade?: number;
   /** Calls answered by another request's recording (see TapeReport.fallbacks). */
   fallbacks?: number;
   /** Requests refused by the fetch switch of its tests (blockNetwork). */
@@ -165,6 +169,8 @@ export interface RunSummary {
   errorsNotRecorded?: number;
   /** Calls answered by a recording again past those recorded for them (see TapeSummary). */
   repeats?: number;
+  /** Of `repeats`, those answered unsent by a recording the same run made (see TapeReport). */
+  repeatsOfMade?: number;
   /** Calls answered by another request's recording, with their tape (see TapeReport.fallbacks). */
   fallbacks?: number;
   fallbackCalls?: (FallbackReport & { tape: string })[];
@@ -401,6 +407,7 @@ async function summarizeTape(tape: string, rs: readonly TapeReport[], opts: Summ
   const misses = rs.reduce((n, r) => n + r.misses.length, 0);
   const errorsNotRecorded = rs.reduce((n, r) => n + (r.errorsNotRecorded ?? 0), 0);
   const repeats = rs.reduce((n, r) => n + (r.repeats ?? 0), 0);
+  const repeatsOfMade = rs.reduce((n, r) => n + (r.repeatsOfMade ?? 0), 0);
   const fallbacks = rs.reduce((n, r) => n + (r.fallbacks?.length ?? 0), 0);
   const refused = rs.reduce((n, r) => n + Object.values(r.refused ?? {}).reduce((a, b) => a + b, 0), 0);
   const used = new Set(rs.flatMap((r) => r.used));
@@ -439,7 +446,7 @@ async function summarizeTape(tape: string, rs: readonly TapeReport[], opts: Summ
     }
   }
   const mode = rs[rs.length - 1]!.mode;
-  return { tape, ...(store && namespace ? { store, namespace } : {}), mode, added, ...(rerecorded > 0 ? { rerecorded } : {}), ...(unrecorded > 0 ? { unrecorded } : {}), hits, misses, ...(errorsNotRecorded > 0 ? { errorsNotRecorded } : {}), ...(repeats > 0 ? { repeats } : {}), ...(fallbacks > 0 ? { fallbacks } : {}), ...(refused > 0 ? { refused } : {}), unused: unusedTraces.length, unusedTraces, ...(unreadable ? { unreadable } : {}) };
+  return { tape, ...(store && namespace ? { store, namespace } : {}), mode, added, ...(rerecorded > 0 ? { rerecorded } : {}), ...(unrecorded > 0 ? { unrecorded } : {}), hits, misses, ...(errorsNotRecorded > 0 ? { errorsNotRecorded } : {}), ...(repeats > 0 ? { repeats } : {}), ...(repeatsOfMade > 0 ? { repeatsOfMade } : {}), ...(fallbacks > 0 ? { fallbacks } : {}), ...(refused > 0 ? { refused } : {}), unused: unusedTraces.length, unusedTraces, ...(unreadable ? { unreadable } : {}) };
 }
 
 /**
@@ -475,6 +482,7 @@ export async function summarizeRun(reports: readonly TapeReport[], opts: Summary
     summary.hits += t.hits;
     if (t.errorsNotRecorded) summary.errorsNotRecorded = (summary.errorsNotRecorded ?? 0) + t.errorsNotRecorded;
     if (t.repeats) summary.repeats = (summary.repeats ?? 0) + t.repeats;
+    if (t.repeatsOfMade) summary.repeatsOfMade = (summary.repeatsOfMade ?? 0) + t.repeatsOfMade;
     if (t.fallbacks) summary.fallbacks = (summary.fallbacks ?? 0) + t.fallbacks;
     summary.unused += t.unused;
   }
@@ -687,7 +695,7 @@ export function formatSummary(s: RunSummary, opts: FormatOptions = {}): string {
   const notable = s.tapes.filter((t) => t.added > 0 || t.misses > 0 || t.unused > 0 || t.unreadable || t.unrecorded || t.errorsNotRecorded || t.repeats || t.fallbacks || t.refused);
   for (const t of notable.slice(0, 30)) {
     const fresh = t.added - (t.rerecorded ?? 0);
-    const bits = [fresh ? `+${fresh} added` : '', t.rerecorded ? `${t.rerecorded} re-recorded (replaced)` : '', t.unrecorded ? `${t.unrecorded} not recorded` : '', t.misses ? `${t.misses} missed` : '', t.repeats ? `${t.repeats} answered again past their recordings` : '', t.fallbacks ? `${t.fallbacks} answered by another request's recording` : '', t.errorsNotRecorded ? `${plural(t.errorsNotRecorded, 'upstream error')} not recorded` : '', t.refused ? `${t.refused} refused (network blocked)` : '', t.unused ? `${t.unused} unused${t.goneFile ? ' (its test file is gone: moved, renamed or deleted)' : t.orphan ? ' (no test opened this tape: a deleted or renamed test)' : ''}${opts.pruned ? ', pruned' : ''}` : '', t.unreadable ? `unused recordings not checked: ${t.unreadable}` : ''].filter(Boolean);
+    const bits = [fresh ? `+${fresh} added` : '', t.rerecorded ? `${t.rerecorded} re-recorded (replaced)` : '', t.unrecorded ? `${t.unrecorded} not recorded` : '', t.misses ? `${t.misses} missed` : '', t.repeats && t.repeats > (t.repeatsOfMade ?? 0) ? `${t.repeats - (t.repeatsOfMade ?? 0)} answered again past their recordings` : '', t.repeatsOfMade ? `${t.repeatsOfMade} answered again unsent by this run's recording` : '', t.fallbacks ? `${t.fallbacks} answered by another request's recording` : '', t.errorsNotRecorded ? `${plural(t.errorsNotRecorded, 'upstream error')} not recorded` : '', t.refused ? `${t.refused} refused (network blocked)` : '', t.unused ? `${t.unused} unused${t.goneFile ? ' (its test file is gone: moved, renamed or deleted)' : t.orphan ? ' (no test opened this tape: a deleted or renamed test)' : ''}${opts.pruned ? ', pruned' : ''}` : '', t.unreadable ? `unused recordings not checked: ${t.unreadable}` : ''].filter(Boolean);
     lines.push(`  ${t.namespace ? `namespace ${t.namespace}` : rel(t.tape)}${t.orphan ? '' : ` (${t.mode})`}: ${bits.join(', ')}`);
   }
   if (notable.length > 30) lines.push(`  ... and ${notable.length - 30} more ${tapes > 0 ? 'tapes' : 'namespaces'}`);
@@ -710,10 +718,18 @@ export function formatSummary(s: RunSummary, opts: FormatOptions = {}): string {
     // Each local run calls the API again for them and passes; CI, which replays, misses them.
     lines.push(`Upstream errors (4xx, 5xx) are not recorded: ${s.errorsNotRecorded === 1 ? 'that call goes to the API on every run and misses' : 'those calls go to the API on every run and miss'} in CI. To replay an error a test relies on, record it: tapedeckFixtures({ recordErrors: true }) (docs/modes.md, "What is recorded when the upstream fails").`);
   }
-  if (s.repeats) {
+  const pastRecorded = (s.repeats ?? 0) - (s.repeatsOfMade ?? 0);
+  if (pastRecorded > 0) {
     // Served, so no miss: a request asked more often than when it was recorded (a loop that now
     // runs longer) would pass unseen.
-    lines.push(`${s.repeats === 1 ? '1 call was' : `${s.repeats} calls were`} answered by a recording again, past those recorded for ${s.repeats === 1 ? 'its' : 'their'} request (asked more often than when recorded: a loop that runs longer now?). tapedeckFixtures({ strictOrder: true }) makes such calls misses; record again if the extra calls are meant.`);
+    lines.push(`${pastRecorded === 1 ? '1 call was' : `${pastRecorded} calls were`} answered by a recording again, past those recorded for ${pastRecorded === 1 ? 'its' : 'their'} request (asked more often than when recorded: a loop that runs longer now?). tapedeckFixtures({ strictOrder: true }) makes such calls misses; record again if the extra calls are meant.`);
+  }
+  if (s.repeatsOfMade) {
+    // Not a loop that runs longer: the request was first recorded in this run, and update mode
+    // answered its repeat with that recording. A test that relies on the second answer
+    // differing (a prompt cache read) never saw it, and nothing else says why.
+    const n = s.repeatsOfMade;
+    lines.push(`${n === 1 ? '1 call was' : `${n} calls were`} answered without being sent, by the recording this run made of the same request asked earlier (update mode answers a repeat from the first recording). To send and record each call (a second answer that differs, such as a prompt cache read), record with TAPEDECK_MODE=record.`);
   }
   if (s.fallbacks) {
     // No miss, by design of the matching: an edited prompt passes on the old prompt's answer,

@@ -843,6 +843,7 @@ function openTape(opts: TestTapeOptions): TestTape {
         // closes; the writers' close says how many of their new recordings took such a place.
         let rerecorded = 0;
         let repeats = 0;
+        let repeatsOfMade = 0;
         let unrecorded = 0;
         const faults: Record<string, number> = {};
         const addFaults = (f: Record<string, number> | undefined) => {
@@ -867,6 +868,7 @@ function openTape(opts: TestTapeOptions): TestTape {
             // Recordings whose calls were made again but not recorded stay: used, not stale.
             for (const t of st.kept ?? []) used.add(t);
             repeats += st.repeats ?? 0;
+            repeatsOfMade += st.repeatsOfMade ?? 0;
           } catch (e) {
             errors.push(e);
           }
@@ -885,6 +887,7 @@ function openTape(opts: TestTapeOptions): TestTape {
             addFaults(st.faults);
             for (const t of st.kept ?? []) used.add(t);
             repeats += st.repeats ?? 0;
+            repeatsOfMade += st.repeatsOfMade ?? 0;
           } catch (e) {
             errors.push(e);
           }
@@ -943,6 +946,7 @@ function openTape(opts: TestTapeOptions): TestTape {
           misses: ownMisses,
           used: [...used],
           ...(repeats > 0 ? { repeats } : {}),
+          ...(repeatsOfMade > 0 ? { repeatsOfMade } : {}),
           ...(fallbackLines.length > 0 ? { fallbacks: fallbackLines.map((answer) => ({ ...(opts.test ? { test: opts.test } : {}), answer, match: matchName, command: recordCommand })) } : {}),
           ...(Object.keys(faults).length > 0 ? { faults: { ...faults } } : {}),
           ...(cacheTape ? { cacheTape: store ? `${namespace}.cache` : cacheTape, cacheAdded } : {}),
