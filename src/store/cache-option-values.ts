@@ -1,10 +1,11 @@
 /**
  * The values of ReplayCache's key options and put's `raw`, checked where they are given.
  *
- * `ReplayCache.open(tape, { ignoredArgs: 'seed' })` opened fine and then every get() threw an
- * E_ARG from normalizeRequest about `ignoreArgs` (another function's option, spelt another way):
- * a server started healthy and answered every request with an error. Checked at open, the
- * message names the option as the caller wrote it. Node-only (the page bundle has no ReplayCache).
+ * `ReplayCache.open(tape, { ignoredArgs: 'temperature' })` opened fine and then every get()
+ * threw an E_ARG from normalizeRequest about `ignoreArgs` (another function's option, spelt
+ * another way): a server started healthy and answered every request with an error. Checked at
+ * open, the message names the option as the caller wrote it. Node-only (the page bundle has no
+ * ReplayCache).
  */
 import { TapedeckError, withContext } from '../errors.ts';
 import { describeArgument } from '../option-names.ts';
@@ -23,12 +24,12 @@ function given(v: unknown): string {
  * ReplayCache.open, put and get. `where` names the function.
  *
  * @example
- * checkIgnoredArgs('seed', 'ReplayCache.open')
- * // throws E_ARG: ReplayCache.open: ignoredArgs must be an array of strings; got the string "seed". hint: e.g. { ignoredArgs: ['seed'] }
+ * checkIgnoredArgs('temperature', 'ReplayCache.open')
+ * // throws E_ARG: ReplayCache.open: ignoredArgs must be an array of strings; got the string "temperature". hint: List the request arguments to leave out of the key, e.g. { ignoredArgs: ['temperature'] }.
  */
 export function checkIgnoredArgs(value: unknown, where: string): void {
   if (value === undefined || (Array.isArray(value) && value.every((k) => typeof k === 'string'))) return;
-  const example = typeof value === 'string' ? `['${value}']` : "['temperature', 'seed']";
+  const example = typeof value === 'string' ? `['${value}']` : "['temperature', 'user']";
   throw new TapedeckError('E_ARG', `${where}: ignoredArgs must be an array of strings; got ${Array.isArray(value) ? 'an array with something else in it' : given(value)}.`, {
     hint: `List the request arguments to leave out of the key, e.g. { ignoredArgs: ${example} }.`,
   });
