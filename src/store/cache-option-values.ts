@@ -9,7 +9,7 @@
  */
 import { TapedeckError, withContext } from '../errors.ts';
 import { describeArgument } from '../option-names.ts';
-import { volatilePatterns } from '../providers/volatile-text.ts';
+import { VOLATILE_PATTERNS, volatilePatterns } from '../providers/volatile-text.ts';
 
 /** What a wrong value is, in an E_ARG's "got …" (a RegExp and a byte view by name, not "object"). */
 function given(v: unknown): string {
@@ -42,14 +42,17 @@ export function checkIgnoredArgs(value: unknown, where: string): void {
  *
  * @example
  * checkVolatileText(VOLATILE_PATTERNS.uuid, 'ReplayCache.open')
- * // throws E_ARG: ReplayCache.open: volatileText must be an array of patterns; got a regular expression (...). hint: Put it in a list: { volatileText: [VOLATILE_PATTERNS.uuid] }.
+ * // throws E_ARG: ReplayCache.open: volatileText must be an array of patterns (...); got VOLATILE_PATTERNS.uuid, a single regular expression. Put it in a list: { volatileText: [VOLATILE_PATTERNS.uuid] }.
  */
 export function checkVolatileText(value: unknown, where: string): void {
   if (value === undefined) return;
   if (!Array.isArray(value)) {
-    const single = value instanceof RegExp || typeof value === 'string';
-    throw new TapedeckError('E_ARG', `${where}: volatileText must be an array of patterns (regular expressions or strings); got ${given(value)}.`, {
-      hint: single ? `Put it in a list: { volatileText: [${value instanceof RegExp ? String(value) : JSON.stringify(value)}] } (e.g. [VOLATILE_PATTERNS.uuid]).` : 'e.g. { volatileText: [VOLATILE_PATTERNS.isoTimestamp, /\\d{4}-\\d{2}-\\d{2}/] }.',
+    // One of the package's own patterns is named as the caller wrote it, not as its source.
+    const named = Object.entries(VOLATILE_PATTERNS).find(([, re]) => re === value)?.[0];
+    const shown = named !== undefined ? `VOLATILE_PATTERNS.${named}` : value instanceof RegExp || typeof value === 'string' ? (String(value).length <= 60 ? (value instanceof RegExp ? String(value) : JSON.stringify(value)) : 'thePattern') : undefined;
+    const got = named !== undefined ? `${shown}, a single regular expression` : value instanceof RegExp ? 'a single regular expression' : given(value);
+    throw new TapedeckError('E_ARG', `${where}: volatileText must be an array of patterns (regular expressions or strings); got ${got}.`, {
+      hint: shown !== undefined ? `Put it in a list: { volatileText: [${shown}] }.` : 'e.g. { volatileText: [VOLATILE_PATTERNS.isoTimestamp, /\\d{4}-\\d{2}-\\d{2}/] }.',
     });
   }
   try {

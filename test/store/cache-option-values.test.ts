@@ -29,8 +29,11 @@ it('open refuses a bare volatileText pattern and says to put it in a list', asyn
   const e = await rejectionOf(ReplayCache.open(join(dir, 'b.tape'), { mode: 'update', volatileText: VOLATILE_PATTERNS.uuid as never }));
   expect(e.code).toBe('E_ARG');
   expect(e.message).toContain('ReplayCache.open: volatileText must be an array of patterns');
-  expect(e.message).toContain('got a regular expression');
-  expect(e.hint).toContain('Put it in a list');
+  expect(e.message).toContain('got VOLATILE_PATTERNS.uuid, a single regular expression.');
+  expect(e.hint).toBe('Put it in a list: { volatileText: [VOLATILE_PATTERNS.uuid] }.');
+  const own = await rejectionOf(ReplayCache.open(join(dir, 'b.tape'), { volatileText: /run-\w+/ as never }));
+  expect(own.message).toContain('got a single regular expression.');
+  expect(own.hint).toBe('Put it in a list: { volatileText: [/run-\\w+/] }.');
   const empty = await rejectionOf(ReplayCache.open(join(dir, 'b.tape'), { volatileText: [/\d*/] }));
   expect(empty.message).toContain('ReplayCache.open: volatileText: /\\d*/ matches the empty string.');
 });
