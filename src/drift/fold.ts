@@ -8,7 +8,8 @@ import type { DriftEntry } from './report.ts';
 /** Recordings of one tape added (or removed) alike, shown as one row. */
 export interface FoldedRows {
   tape: string;
-  status: 'added' | 'removed';
+  /** `identical`: copies an earlier run's recordings a later record run kept (see DriftEntry.kept). */
+  status: 'added' | 'removed' | 'identical';
   count: number;
   /** Lowest and highest position in their tape. */
   first: number;
@@ -33,8 +34,9 @@ const FOLD_OVER = 5;
  */
 export function foldOneSided(entries: readonly DriftEntry[]): (DriftEntry | FoldedRows)[] {
   const groups = new Map<string, DriftEntry[]>();
-  // Copies kept from an earlier run are summed up apart: they are stale, not new.
-  const keyOf = (e: DriftEntry) => ((e.status === 'added' || e.status === 'removed') && !e.repeats ? `${e.status}\0${e.tape}${e.kept ? '\0kept' : ''}` : undefined);
+  // Copies kept from an earlier run (paired with themselves, identical) are summed up apart:
+  // they are stale, neither new nor changed.
+  const keyOf = (e: DriftEntry) => (e.kept && e.primary === 'identical' ? `kept\0${e.tape}` : (e.status === 'added' || e.status === 'removed') && !e.repeats ? `${e.status}\0${e.tape}${e.kept ? '\0kept' : ''}` : undefined);
   for (const e of entries) {
     const k = keyOf(e);
     if (k !== undefined) groups.set(k, [...(groups.get(k) ?? []), e]);
@@ -50,7 +52,7 @@ export function foldOneSided(entries: readonly DriftEntry[]): (DriftEntry | Fold
     }
     if (shown.has(k!)) continue;
     shown.add(k!);
-    const status = e.status as 'added' | 'removed';
+    const status = e.kept && e.primary === 'identical' ? 'identical' : (e.status as 'added' | 'removed');
     const indexes = group.map((x) => (x.new ?? x.old)!.index);
     const routes = new Set(group.map((x) => x.route));
     const why = status === 'added' ? 'no old ones for these requests' : 'no new ones for these requests';

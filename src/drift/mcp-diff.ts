@@ -328,9 +328,9 @@ export function pairExchanges(oldTapes: readonly TapeSide[], newTapes: readonly 
       pairOf.set(n, o);
       changed.add(n);
     }
-    // Kept copies no changed call took pair with their old exchange again.
+    // Kept copies pair with their old exchange, the same bytes, whether or not a changed call was
+    // compared with it too (listed as added, stale copies read as new calls).
     for (const [o, n] of keptOlds) {
-      if (paired.has(o)) continue;
       paired.add(o);
       pairOf.set(n, o);
     }

@@ -4,7 +4,8 @@
 // paired with its closest old recording in the same tape and route, as a replay miss names the
 // closest recording (src/match/diagnose.ts), and the report says what changed in the request.
 // An earlier run's recording that a later record run kept without making its request again
-// (kept.ts) does not hold its old recording from the request that changed into it.
+// (kept.ts) pairs with its old recording, and that old recording is also what the request that
+// changed into it is compared with (one old recording in two pairs).
 // What is left is added (only in the new tapes) or removed (only in the old ones).
 
 import { TapedeckError } from '../errors.ts';
@@ -292,14 +293,13 @@ export function pairRecordings(oldTapes: readonly TapeSide[], newTapes: readonly
         pairs.push({ tape: name, old: best.old, new: n, requestChange: [...best.change, ...hostChange(best.old, n)] });
       } else pairs.push({ tape: name, new: n, requestChange: [] });
     }
-    // Kept copies: with their old recording when no changed request took it, else on their own.
+    // Kept copies pair with their old recording, the same bytes on both sides, whether or not a
+    // changed request was compared with it too: listed as added, the stale copies read as new
+    // requests, and the summary counted a re-record's unchanged leftovers among what it added.
     for (const n of kept) {
       const o = byNew.get(n)!;
-      if (paired.has(o)) pairs.push({ tape: name, new: n, requestChange: [], kept: true });
-      else {
-        paired.add(o);
-        pairs.push({ tape: name, old: o, new: n, requestChange: hostChange(o, n), kept: true });
-      }
+      paired.add(o);
+      pairs.push({ tape: name, old: o, new: n, requestChange: hostChange(o, n), kept: true });
     }
     for (const o of olds) if (!paired.has(o)) pairs.push({ tape: name, old: o, requestChange: [], ...repeatsOf(o) });
     // Report order: the new tape's order, removed recordings where they stood in the old one.

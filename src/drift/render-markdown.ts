@@ -66,7 +66,8 @@ export function renderMarkdown(r: DriftReport): string {
   else out += unseen ? `Nothing fails among the compared recordings (fail-on: ${failOnText(s.failOn)}); **${cell(unseen)}**.\n\n` : `Nothing fails (fail-on: ${failOnText(s.failOn)}).\n\n`;
   out += '| class | pairs |\n|---|---:|\n';
   for (const c of DRIFT_CLASSES) if (s.classes[c] > 0) out += `| ${c} | ${s.classes[c]} |\n`;
-  const rows = r.entries.filter((e) => e.primary !== 'identical');
+  // Identical pairs are counted, not listed, but for copies a record run kept: stale, prunable.
+  const rows = r.entries.filter((e) => e.primary !== 'identical' || e.kept);
   if (rows.length === 0) return `${out}\nNo answer changed.\n`;
   // The host after the model when the recordings were made for several hosts (see manyHosts).
   const hosts = manyHosts(r);
@@ -83,7 +84,7 @@ export function renderMarkdown(r: DriftReport): string {
   }
   out += '\n';
   for (const e of foldOneSided(rows)) {
-    if (isFolded(e) || e.primary === 'benign') continue;
+    if (isFolded(e) || e.primary === 'benign' || e.primary === 'identical') continue;
     out += `<details><summary>${escapeHtml(escapeTerminal(e.tape))} #${e.new?.index ?? e.old?.index}: ${e.classes.join(', ') || e.status}</summary>\n\n${detailsOf(e)}</details>\n\n`;
   }
   return out;

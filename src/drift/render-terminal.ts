@@ -53,7 +53,8 @@ export function renderTerminal(r: DriftReport, opts: { colour: boolean; width?: 
   // A HOST column only when the recordings were made for several hosts (see manyHosts).
   const hosts = manyHosts(r);
   // Many recordings of a tape added or removed: one line for them (fold.ts).
-  const rows = foldOneSided(r.entries.filter((e) => e.primary !== 'identical')).map((e) =>
+  // Identical pairs are counted, not listed, but for copies a record run kept: stale, prunable.
+  const rows = foldOneSided(r.entries.filter((e) => e.primary !== 'identical' || e.kept)).map((e) =>
     isFolded(e)
       ? { ...e, tape: line(e.tape), route: line(e.route), host: '-', summary: line(e.summary), idx: `${e.first}-${e.last}`, cls: e.status, classes: [] as string[], details: undefined }
       : { ...e, tape: line(e.tape), route: line(e.route), host: line(entryHost(e) ?? '-'), summary: line(e.summary), idx: String(e.new?.index ?? e.old?.index ?? ''), cls: e.primary || e.status },

@@ -73,12 +73,14 @@ describe('a record run into the same tape after a tool result changed', () => {
     expect(changed!.primary).toBe('text');
     const kept = r.entries.filter((e) => e.kept);
     expect(kept).toHaveLength(1);
-    expect(kept[0]!.status).toBe('added');
+    // The kept copy is the old step's recording, carried over: paired with it, identical (the
+    // changed step is compared with that same old recording).
+    expect([kept[0]!.status, kept[0]!.primary]).toEqual(['paired', 'identical']);
+    expect(kept[0]!.old!.key).toBe(kept[0]!.new!.key);
+    expect(changed!.old!.index).toBe(kept[0]!.old!.index);
     expect(kept[0]!.summary).toBe('kept from an earlier run; the latest record run did not make this request again');
-    expect(r.entries.filter((e) => e.status === 'added' && !e.kept)).toHaveLength(0);
+    expect(r.entries.filter((e) => e.status === 'added')).toHaveLength(0);
     expect(r.summary.failing).toBeGreaterThan(0);
-    // The kept copy is the old step's recording, carried over: the same key as the old side's.
-    expect(r.entries.some((e) => e.status === 'paired' && e.old!.key === kept[0]!.new!.key)).toBe(true);
   });
 
   it('leaves another conversation of the tape, which the latest run did not start, paired as it is', async () => {
@@ -131,6 +133,39 @@ describe('a record run into the same tape after a tool result changed', () => {
     const text = renderTerminal(r, { colour: false });
     expect(text).toContain('6 recordings kept from an earlier run (the latest record run did not make these requests again)');
     expect(text).not.toContain('recordings added');
+  });
+
+  // A partial re-record of a long loop: the old branch (the changed step and after) stays on the
+  // new tape byte for byte beside the new branch. It was listed as added ("19 added") while the
+  // new branch stood in its place; the same keys on both sides now pair first, as identical.
+  it('after a partial re-record, the old branch pairs with itself as identical and nothing is said added', async () => {
+    const tape = join(dir, 'branch.tape');
+    const old = join(dir, 'branch.old.tape');
+    const loop = (notes: string): Msg[][] => {
+      const [first, withResult] = steps(notes);
+      return [first!, ...[1, 2, 3, 4, 5, 6, 7].map((k): Msg[] => [...withResult!, { role: 'assistant', content: 'Noted.' }, { role: 'user', content: `Step ${k}?` }])];
+    };
+    await agent(tape, [loop('notes v1')], 'base');
+    copyFileSync(tape, old);
+    await agent(tape, [loop('notes v3')], 'text');
+    const before = await values(old);
+    const after = await values(tape);
+    // The first step re-recorded (same key), the 7 later ones twice: kept and new.
+    expect([before.length, after.length]).toEqual([8, 15]);
+    const { r } = await diff('branch.tape', old, tape);
+    expect(r.summary.added).toBe(0);
+    expect(r.summary.removed).toBe(0);
+    const kept = r.entries.filter((e) => e.kept);
+    expect(kept).toHaveLength(7);
+    for (const e of kept) expect([e.status, e.primary, e.old!.key === e.new!.key]).toEqual(['paired', 'identical', true]);
+    // The new branch is compared with the old one, step for step: what the change did shows and fails.
+    const changed = r.entries.filter((e) => e.requestChange.length > 0);
+    expect(changed).toHaveLength(7);
+    expect(new Set(changed.map((e) => e.old!.index))).toEqual(new Set(kept.map((e) => e.old!.index)));
+    expect(r.summary.failing).toBe(7);
+    const text = renderTerminal(r, { colour: false });
+    expect(text).toMatch(/^tapedeck diff .*: 15 pairs \(7 text, 8 identical\), 0 added, 0 removed$/m);
+    expect(text).toMatch(/^identical +branch\.tape .*7 recordings kept from an earlier run/m);
   });
 
   it('on a tape tests share, a record run of one test leaves the other tests recordings as they are', async () => {

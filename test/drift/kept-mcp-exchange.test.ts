@@ -56,7 +56,7 @@ describe('an MCP session recorded again in record mode into its tape', () => {
     expect(changed!.requestChange[0]).toMatch(/^params\.arguments\.path differs/);
     expect(changed!.primary).toBe('text');
     const kept = r.entries.filter((e) => e.kept);
-    expect(kept.map((e) => [e.status, e.route, e.summary])).toEqual([['added', 'mcp tools/call read_text_file', 'kept from an earlier run; the latest record run did not make this request again']]);
+    expect(kept.map((e) => [e.status, e.primary, e.route, e.summary])).toEqual([['paired', 'identical', 'mcp tools/call read_text_file', 'kept from an earlier run; the latest record run did not make this request again']]);
     // Session 2 (the other server), not recorded again: its exchanges pair with themselves.
     const plan = calls.filter((e) => e !== changed && !e.kept);
     expect(plan.map((e) => [e.status, e.primary, e.kept ?? false])).toEqual([['paired', 'identical', false]]);
