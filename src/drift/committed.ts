@@ -4,7 +4,7 @@
 import { dirname, relative, sep } from 'node:path';
 import { TapedeckError } from '../errors.ts';
 import { DRIFT_CLASSES } from './classify.ts';
-import { loadGit } from './load.ts';
+import { loadGitTapes } from './load.ts';
 import type { TapeSide } from './pair.ts';
 import { driftReport, type DriftReport } from './report.ts';
 import { uncomparedPhrase } from './uncompared.ts';
@@ -64,10 +64,12 @@ export async function driftAgainstCommitted(tapes: readonly string[], opts: { ro
   /** Per tape, the identities of the records on it now (see identity). */
   const onTape = new Map<string, Set<string>>();
   let left = 0;
+  const all = await loadGitTapes(tapes, rev);
   for (const tape of tapes) {
     const name = relative(root, tape) || tape;
     try {
-      const loaded = await loadGit(tape, rev);
+      const loaded = all.get(tape)!;
+      if (loaded instanceof TapedeckError) throw loaded;
       before.push(...loaded.before.tapes.map((t) => ({ ...t, name })));
       // The new side is what the run wrote: the committed records it left as they were are no
       // recordings of this run (counted as such, they read as "identical").

@@ -3,8 +3,8 @@
 // (`git show REV:path`, so `tapedeck diff tapes/` after a re-record compares with HEAD).
 
 import { execFileSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
-import { basename, dirname, join, relative, sep } from 'node:path';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { TapedeckError } from '../errors.ts';
 import { parseTape, type TapeWarning } from '../store/tape-codec.ts';
 import { readTape } from '../store/tape-file.ts';
@@ -102,8 +102,8 @@ function settled(before: LoadedSide, after: LoadedSide): { before: LoadedSide; a
   return { before: keep(before), after: keep(after) };
 }
 
-function git(cwd: string, args: string[]): Buffer {
-  return execFileSync('git', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 30 });
+function git(cwd: string, args: string[], input?: string): Buffer {
+  return execFileSync('git', args, { cwd, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], maxBuffer: 1 << 30, ...(input === undefined ? {} : { input }) });
 }
 
 const gitMessage = (e: unknown) => String((e as { stderr?: Buffer }).stderr ?? (e as Error).message).trim().split('\n')[0];
@@ -157,6 +157,128 @@ export async function loadGit(path: string, rev: string): Promise<{ before: Load
     await readOne(before, name, () => parseTape(bytes, `${rev}:${name}`), `${rev}:${name}`);
   }
   return settled(before, after);
+}
+
+/** What loadGit gives for one tape, or the TapedeckError it would throw. */
+export type LoadedGitTape = { before: LoadedSide; after: LoadedSide } | TapedeckError;
+
+/** The folder holding the `.git` nearest above `dir` (the repository git would find), or undefined. */
+function repoDirOf(dir: string, seen: Map<string, string | undefined>): string | undefined {
+  const walked: string[] = [];
+  let found: string | undefined;
+  for (let d = dir; ; d = dirname(d)) {
+    if (seen.has(d)) {
+      found = seen.get(d);
+      break;
+    }
+    walked.push(d);
+    if (existsSync(join(d, '.git'))) {
+      found = d;
+      break;
+    }
+    if (dirname(d) === d) break;
+  }
+  for (const d of walked) seen.set(d, found);
+  return found;
+}
+
+/** Blobs by object id, in one `git cat-file --batch` for all. */
+function catBlobs(cwd: string, oids: readonly string[]): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  if (oids.length === 0) return out;
+  const buf = git(cwd, ['cat-file', '--batch'], oids.join('\n') + '\n');
+  let at = 0;
+  while (at < buf.length) {
+    const nl = buf.indexOf(10, at);
+    const head = buf.subarray(at, nl).toString('utf8').split(' ');
+    if (head[1] === 'missing' || nl < 0) throw new TapedeckError('E_GIT', `git cat-file found no object ${head[0]}.`, { file: cwd, hint: 'Run git fsck: the repository may be damaged.' });
+    const size = Number(head[2]);
+    out.set(head[0]!, buf.subarray(nl + 1, nl + 1 + size));
+    at = nl + 1 + size + 1;
+  }
+  return out;
+}
+
+/**
+ * Tape files each as now and as committed at `rev`: what loadGit gives for each, read with a few
+ * git processes per repository (one `ls-tree`, one `cat-file --batch`) instead of three per tape,
+ * which made a run that wrote a thousand tapes wait minutes for its drift lines. A tape `rev` does
+ * not have is read from disk alone: all its recordings are added.
+ *
+ * @example
+ * const loaded = await loadGitTapes(['tapes/a.tape', 'tapes/b.tape'], 'HEAD')
+ * const a = loaded.get('tapes/a.tape') // { before, after } or the TapedeckError that kept it out
+ */
+export async function loadGitTapes(paths: readonly string[], rev: string): Promise<Map<string, LoadedGitTape>> {
+  const out = new Map<string, LoadedGitTape>();
+  const attempt = async (path: string, load: () => Promise<{ before: LoadedSide; after: LoadedSide }>): Promise<void> => {
+    try {
+      out.set(path, await load());
+    } catch (e) {
+      if (!(e instanceof TapedeckError)) throw e;
+      out.set(path, e);
+    }
+  };
+  // git told where the repository is by its environment: asked tape by tape, as it would be.
+  const byEnv = process.env.GIT_DIR !== undefined || process.env.GIT_WORK_TREE !== undefined;
+  const seen = new Map<string, string | undefined>();
+  const groups = new Map<string, string[]>();
+  for (const path of paths) {
+    const st = statSync(path, { throwIfNoEntry: false });
+    const repo = st?.isFile() && !byEnv ? repoDirOf(resolve(dirname(path)), seen) : undefined;
+    if (repo === undefined) await attempt(path, () => loadGit(path, rev));
+    else groups.set(repo, [...(groups.get(repo) ?? []), path]);
+  }
+  for (const [repo, group] of groups) {
+    let failed: ((path: string) => TapedeckError) | undefined;
+    let unborn = false;
+    try {
+      git(repo, ['rev-parse', '--show-toplevel']);
+      try {
+        git(repo, ['rev-parse', '--verify', '--quiet', `${rev}^{commit}`]);
+      } catch {
+        if (rev !== 'HEAD') failed = (path) => new TapedeckError('E_GIT', `git has no commit ${JSON.stringify(rev)} (${path}).`, { file: path, hint: '--git takes a commit, branch or tag, e.g. --git HEAD or --git origin/main' });
+        unborn = true;
+      }
+    } catch {
+      // Not a repository after all (a stray .git): each tape as loadGit finds it.
+      for (const path of group) await attempt(path, () => loadGit(path, rev));
+      continue;
+    }
+    if (failed) {
+      for (const path of group) out.set(path, failed(path));
+      continue;
+    }
+    const rel = group.map((p) => relative(repo, resolve(p)).split(sep).join('/'));
+    const oids = new Map<string, string>();
+    if (!unborn) {
+      // One listing for the folder holding them all, limited to it.
+      const parts = rel.map((r) => r.split('/').slice(0, -1));
+      const common: string[] = [];
+      for (let i = 0; parts.every((p) => i < p.length && p[i] === parts[0]![i]); i++) common.push(parts[0]![i]!);
+      const wanted = new Set(rel);
+      for (const entry of git(repo, ['--literal-pathspecs', 'ls-tree', '-r', '-z', rev, '--', common.length ? common.join('/') : '.']).toString('utf8').split('\0')) {
+        const tab = entry.indexOf('\t');
+        const [, type, oid] = entry.slice(0, tab).split(' ');
+        const name = entry.slice(tab + 1);
+        if (type === 'blob' && wanted.has(name)) oids.set(name, oid!);
+      }
+    }
+    const blobs = catBlobs(repo, [...new Set(oids.values())]);
+    for (let i = 0; i < group.length; i++) {
+      const path = group[i]!;
+      const oid = oids.get(rel[i]!);
+      await attempt(path, async () => {
+        const after = await readSide(path, undefined);
+        const before: LoadedSide = { tapes: [], warnings: [], unreadable: [] };
+        if (oid === undefined) return { before, after };
+        const name = basename(path);
+        await readOne(before, name, () => parseTape(blobs.get(oid)!, `${rev}:${name}`), `${rev}:${name}`);
+        return settled(before, after);
+      });
+    }
+  }
+  return out;
 }
 
 /**
