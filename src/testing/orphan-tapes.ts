@@ -57,16 +57,22 @@ export function orphanTapes(testFiles: readonly string[], opened: ReadonlySet<st
   return [...out.values()].sort((a, b) => (a.tape < b.tape ? -1 : a.tape > b.tape ? 1 : 0));
 }
 
+/** A tape per test file (`per: 'file'`) and its companions: `<file name>(.cache|.mcp)?.tape`. */
+const PER_FILE_TAPE = /^(.+?)(?:\.cache|\.mcp)?\.tape$/;
+
 /**
- * The tapes no test opened in the default tape folders (`__tapes__/<file name>/`) under `roots`
- * whose test file no longer exists (no `<file name>` nor `<file name>.<ext>` beside the
- * `__tapes__` folder): a moved, renamed or deleted test file's, which no test can open again.
+ * The tapes no test opened in the default tape folders (`__tapes__/<file name>/`) under `roots`,
+ * and the default tapes per file (`__tapes__/<file name>.tape`, with its `.cache.tape` and
+ * `.mcp.tape`), whose test file no longer exists (no `<file name>` nor `<file name>.<ext>` beside
+ * the `__tapes__` folder): a moved, renamed or deleted test file's, which no test can open again.
  * Only for a run of every test file of the project (a run of some files says nothing of the
- * others'); {@link goneRecordCount} says whether each is stale. Dot folders and node_modules are
- * passed over.
+ * others'); {@link goneRecordCount} says whether each is stale (a tape a `name` function put in
+ * `__tapes__/` is named like no test file either: its recordings tell whose it is). Dot names and
+ * node_modules are passed over.
  *
  * @example
  * goneFileTapes(['/p'], new Set()) // [{ tape: '/p/test/__tapes__/chat.test/says-hello.tape', unrun: [] }] once test/chat.test.ts moved
+ * goneFileTapes(['/p'], new Set()) // [{ tape: '/p/test/__tapes__/chat.test.tape', unrun: [] }] for a tape per file, once it moved
  */
 export function goneFileTapes(roots: readonly string[], opened: ReadonlySet<string>): OrphanCandidate[] {
   const used = new Set([...opened].map((p) => resolve(p)));
@@ -87,10 +93,14 @@ export function goneFileTapes(roots: readonly string[], opened: ReadonlySet<stri
         continue;
       }
       for (const f of folders) {
-        if (!f.isDirectory() || f.name.startsWith('.')) continue;
-        const owner = join(dir, f.name);
+        if (f.name.startsWith('.')) continue;
+        // A folder of tapes per test (`chat.test/`), or a tape per file (`chat.test.tape`, with
+        // its `chat.test.cache.tape` and `chat.test.mcp.tape`): both are named after their file.
+        const stem = f.isDirectory() ? f.name : f.isFile() ? PER_FILE_TAPE.exec(f.name)?.[1] : undefined;
+        if (stem === undefined) continue;
+        const owner = join(dir, stem);
         if (existsSync(owner) || SCRIPT_EXTS.some((ext) => existsSync(owner + ext))) continue;
-        for (const tape of tapesUnder(join(sub, f.name), 'skip')) {
+        for (const tape of f.isDirectory() ? tapesUnder(join(sub, f.name), 'skip') : [join(sub, f.name)]) {
           if (!used.has(tape)) out.add(tape);
         }
       }
