@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { TapedeckError } from '../errors.ts';
+import { catFileBatch } from '../store/git-blobs.ts';
 import { parseTape, type TapeWarning } from '../store/tape-codec.ts';
 import { readTape } from '../store/tape-file.ts';
 import type { TapeSide } from './pair.ts';
@@ -102,8 +103,8 @@ function settled(before: LoadedSide, after: LoadedSide): { before: LoadedSide; a
   return { before: keep(before), after: keep(after) };
 }
 
-function git(cwd: string, args: string[], input?: string): Buffer {
-  return execFileSync('git', args, { cwd, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], maxBuffer: 1 << 30, ...(input === undefined ? {} : { input }) });
+function git(cwd: string, args: string[]): Buffer {
+  return execFileSync('git', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 1 << 30 });
 }
 
 const gitMessage = (e: unknown) => String((e as { stderr?: Buffer }).stderr ?? (e as Error).message).trim().split('\n')[0];
@@ -135,27 +136,32 @@ export async function loadGit(path: string, rev: string): Promise<{ before: Load
   const after = await readSide(path, undefined);
   const before: LoadedSide = { tapes: [], warnings: [], unreadable: [] };
   if (unborn) return { before, after };
-  let names: string[];
   if (kind === 'dir') {
-    names = git(cwd, ['ls-tree', '-r', '--name-only', '-z', rev, '--', '.'])
+    // The folder's committed tapes, listed with their object ids and read in one git process
+    // (one `git show` each made a folder of a thousand tapes wait for a thousand processes).
+    const listed = git(cwd, ['ls-tree', '-r', '-z', rev, '--', '.'])
       .toString('utf8')
       .split('\0')
-      .filter((n) => n.endsWith('.tape'))
-      .sort();
-  } else {
-    names = [basename(path)];
-  }
-  for (const name of names) {
-    let bytes: Buffer;
-    try {
-      bytes = git(cwd, ['show', `${rev}:./${name}`]);
-    } catch (e) {
-      // Not committed at rev: a new tape, every recording added.
-      if (/does not exist|exists on disk, but not in/.test(gitMessage(e) ?? '')) continue;
-      throw new TapedeckError('E_GIT', `git show ${rev}:${name} failed: ${gitMessage(e)}`, { file: join(cwd, name), hint: '--git takes a commit, branch or tag, e.g. --git HEAD' });
+      .map((entry) => ({ head: entry.slice(0, entry.indexOf('\t')).split(' '), name: entry.slice(entry.indexOf('\t') + 1) }))
+      .filter((e) => e.head[1] === 'blob' && e.name.endsWith('.tape'))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const blobs = catFileBatch(cwd, listed.map((e) => e.head[2]!));
+    for (let i = 0; i < listed.length; i++) {
+      const name = listed[i]!.name;
+      await readOne(before, name, () => parseTape(blobs[i]!, `${rev}:${name}`), `${rev}:${name}`);
     }
-    await readOne(before, name, () => parseTape(bytes, `${rev}:${name}`), `${rev}:${name}`);
+    return settled(before, after);
   }
+  const name = basename(path);
+  let bytes: Buffer;
+  try {
+    bytes = git(cwd, ['show', `${rev}:./${name}`]);
+  } catch (e) {
+    // Not committed at rev: a new tape, every recording added.
+    if (/does not exist|exists on disk, but not in/.test(gitMessage(e) ?? '')) return { before, after };
+    throw new TapedeckError('E_GIT', `git show ${rev}:${name} failed: ${gitMessage(e)}`, { file: join(cwd, name), hint: '--git takes a commit, branch or tag, e.g. --git HEAD' });
+  }
+  await readOne(before, name, () => parseTape(bytes, `${rev}:${name}`), `${rev}:${name}`);
   return settled(before, after);
 }
 
@@ -180,23 +186,6 @@ function repoDirOf(dir: string, seen: Map<string, string | undefined>): string |
   }
   for (const d of walked) seen.set(d, found);
   return found;
-}
-
-/** Blobs by object id, in one `git cat-file --batch` for all. */
-function catBlobs(cwd: string, oids: readonly string[]): Map<string, Buffer> {
-  const out = new Map<string, Buffer>();
-  if (oids.length === 0) return out;
-  const buf = git(cwd, ['cat-file', '--batch'], oids.join('\n') + '\n');
-  let at = 0;
-  while (at < buf.length) {
-    const nl = buf.indexOf(10, at);
-    const head = buf.subarray(at, nl).toString('utf8').split(' ');
-    if (head[1] === 'missing' || nl < 0) throw new TapedeckError('E_GIT', `git cat-file found no object ${head[0]}.`, { file: cwd, hint: 'Run git fsck: the repository may be damaged.' });
-    const size = Number(head[2]);
-    out.set(head[0]!, buf.subarray(nl + 1, nl + 1 + size));
-    at = nl + 1 + size + 1;
-  }
-  return out;
 }
 
 /**
@@ -264,7 +253,9 @@ export async function loadGitTapes(paths: readonly string[], rev: string): Promi
         if (type === 'blob' && wanted.has(name)) oids.set(name, oid!);
       }
     }
-    const blobs = catBlobs(repo, [...new Set(oids.values())]);
+    const ids = [...new Set(oids.values())];
+    const read = catFileBatch(repo, ids);
+    const blobs = new Map(ids.map((id, i) => [id, read[i]!]));
     for (let i = 0; i < group.length; i++) {
       const path = group[i]!;
       const oid = oids.get(rel[i]!);

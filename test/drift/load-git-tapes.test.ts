@@ -83,4 +83,12 @@ async function check(base: string): Promise<void> {
     expect(got(unborn).before.tapes).toEqual([]);
     expect(all.get(outside)).toBeInstanceOf(TapedeckError);
     expect(all.get(join(root, 'tapes/gone.tape'))).toBeInstanceOf(TapedeckError);
+  // A folder's committed tapes (read in one git process too): each as committed, by its path in the folder.
+  const folder = await loadGit(join(root, 'tapes'), 'HEAD');
+  expect(folder.before.tapes.map((t) => [t.name, t.records.length])).toEqual([
+    ['a [x]/changed.tape', 1],
+    ['same.tape', 1],
+  ]);
+  expect(folder.before.unreadable.map((u) => u.name)).toEqual(['broken.tape']);
+  expect(folder.after.tapes.find((t) => t.name === 'a [x]/changed.tape')!.records).toHaveLength(2);
 }
