@@ -692,7 +692,11 @@ export function formatSummary(s: RunSummary, opts: FormatOptions = {}): string {
   // A re-recording replaced a recording: the tape did not grow, so it is not said added.
   const rerecorded = s.rerecorded ? `, ${s.rerecorded} re-recorded` : '';
   const lines = [`tapedeck: ${where}, ${s.tapesWritten} written, ${plural(s.added - (s.rerecorded ?? 0), 'recording')} added${rerecorded}${unrecorded}, ${s.hits} replayed, ${misses}, ${plural(s.unused, 'unused recording')}${opts.pruned && s.unused > 0 ? ' (pruned)' : ''}${injected}`];
-  const notable = s.tapes.filter((t) => t.added > 0 || t.misses > 0 || t.unused > 0 || t.unreadable || t.unrecorded || t.errorsNotRecorded || t.repeats || t.fallbacks || t.refused);
+  // A tape whose only note is repeats comes after those that changed (misses, recordings added,
+  // unused, ...): a request asked twice and recorded once in update mode is noted on every run,
+  // and in a large suite such lines would push the real changes past the list's end.
+  const changed = (t: TapeSummary) => Boolean(t.added > 0 || t.misses > 0 || t.unused > 0 || t.unreadable || t.unrecorded || t.errorsNotRecorded || t.fallbacks || t.refused);
+  const notable = [...s.tapes.filter(changed), ...s.tapes.filter((t) => !changed(t) && t.repeats)];
   for (const t of notable.slice(0, 30)) {
     const fresh = t.added - (t.rerecorded ?? 0);
     const bits = [fresh ? `+${fresh} added` : '', t.rerecorded ? `${t.rerecorded} re-recorded (replaced)` : '', t.unrecorded ? `${t.unrecorded} not recorded` : '', t.misses ? `${t.misses} missed` : '', t.repeats && t.repeats > (t.repeatsOfMade ?? 0) ? `${t.repeats - (t.repeatsOfMade ?? 0)} answered again past their recordings` : '', t.repeatsOfMade ? `${t.repeatsOfMade} answered again unsent by this run's recording` : '', t.fallbacks ? `${t.fallbacks} answered by another request's recording` : '', t.errorsNotRecorded ? `${plural(t.errorsNotRecorded, 'upstream error')} not recorded` : '', t.refused ? `${t.refused} refused (network blocked)` : '', t.unused ? `${t.unused} unused${t.goneFile ? ' (its test file is gone: moved, renamed or deleted)' : t.orphan ? ' (no test opened this tape: a deleted or renamed test)' : ''}${opts.pruned ? ', pruned' : ''}` : '', t.unreadable ? `unused recordings not checked: ${t.unreadable}` : ''].filter(Boolean);
@@ -721,8 +725,10 @@ export function formatSummary(s: RunSummary, opts: FormatOptions = {}): string {
   const pastRecorded = (s.repeats ?? 0) - (s.repeatsOfMade ?? 0);
   if (pastRecorded > 0) {
     // Served, so no miss: a request asked more often than when it was recorded (a loop that now
-    // runs longer) would pass unseen.
-    lines.push(`${pastRecorded === 1 ? '1 call was' : `${pastRecorded} calls were`} answered by a recording again, past those recorded for ${pastRecorded === 1 ? 'its' : 'their'} request (asked more often than when recorded: a loop that runs longer now?). tapedeckFixtures({ strictOrder: true }) makes such calls misses; record again if the extra calls are meant.`);
+    // runs longer) would pass unseen. A run after the recording one cannot tell that from a
+    // request update mode recorded once though the test asks it again: both causes are named.
+    const one = pastRecorded === 1;
+    lines.push(`${one ? '1 call was' : `${pastRecorded} calls were`} answered by a recording again, past those recorded for ${one ? 'its' : 'their'} request. Either update mode recorded ${one ? 'the request' : 'a request'} once and the test asks again (update mode answers a repeat from its first recording; TAPEDECK_MODE=record records each call, and then this line goes away), or a loop runs longer now: tapedeckFixtures({ strictOrder: true }) makes such calls misses; record again if the extra calls are meant.`);
   }
   if (s.repeatsOfMade) {
     // Not a loop that runs longer: the request was first recorded in this run, and update mode

@@ -29,7 +29,7 @@ it('a retry after an injected fault is not counted as a call past its recordings
   expect(local.code, local.out).toBe(0);
   expect(summaryLine(local)).toBe('tapedeck: 1 tape, 1 written, 1 recording added, 1 replayed, 0 misses, 0 unused recordings, 1 fault injected (429 1)');
   expect(local.out).not.toContain('answered again');
-  expect(local.out).not.toContain('asked more often than when recorded');
+  expect(local.out).not.toContain('past those recorded for');
   expect(p.fake.calls).toHaveLength(1);
 
   const ci = await p.vitest(['test/retry.test.ts'], { CI: 'true', OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' });

@@ -1,14 +1,16 @@
 // A request asked more often than when it was recorded gets its last recording again, so a loop
 // that now runs longer passes in CI. The run summary now says how many calls were answered past
 // their recordings, per tape and with what to do (strictOrder); a run within its recordings says
-// nothing of it. Through a test tape's report, with the real openai SDK.
+// nothing of it. A later run cannot tell such a loop from a request update mode recorded once and
+// the test asks twice: its advice names both. Tapes noted only for repeats are listed after
+// those that changed. Through a test tape's report, with the real openai SDK.
 import OpenAI from 'openai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestTape } from '../../src/testing/session.ts';
-import { formatSummary, readTapeReports, summarizeRun } from '../../src/testing/run-report.ts';
+import { formatSummary, readTapeReports, summarizeRun, type RunSummary, type TapeSummary } from '../../src/testing/run-report.ts';
 import { startUpstream, type Upstream } from '../proxy/fake-upstream.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-repeats-summary-'));
@@ -65,7 +67,48 @@ describe('calls answered past their recordings', () => {
     // recordings, as in replay.
     const later = await run('update-later', 3, { TAPEDECK_MODE: 'update' }, 'cache.tape');
     expect(later).toContain('cache.tape (update): 2 answered again past their recordings');
-    expect(later).toContain('2 calls were answered by a recording again, past those recorded for their request (asked more often than when recorded');
+    expect(later).toContain('2 calls were answered by a recording again, past those recorded for their request.');
     expect(later).not.toContain('without being sent');
+  });
+
+  // A later run cannot tell a request update mode recorded once, asked twice by its test, from a
+  // loop that runs longer: the advice names both, with record mode for the first.
+  it('in a later run of a request update mode recorded once, name both causes', async () => {
+    await run('twice-record', 2, { TAPEDECK_MODE: 'update' }, 'twice.tape', 'same question');
+    for (const [name, env] of [['twice-ci', { CI: 'true' }], ['twice-update', { TAPEDECK_MODE: 'update' }]] as const) {
+      const later = await run(name, 2, env, 'twice.tape', 'same question');
+      expect(later).toContain('1 call was answered by a recording again, past those recorded for its request. Either update mode recorded the request once and the test asks again (update mode answers a repeat from its first recording; TAPEDECK_MODE=record records each call');
+      expect(later).toContain('or a loop runs longer now: tapedeckFixtures({ strictOrder: true }) makes such calls misses');
+      expect(later).not.toContain('asked more often than when recorded');
+    }
+    // Recorded call by call, the tape holds both answers: no repeat is left to tell of.
+    await run('twice-rerecord', 2, { TAPEDECK_MODE: 'record' }, 'twice.tape', 'same question');
+    expect(await run('twice-after', 2, { CI: 'true' }, 'twice.tape', 'same question')).not.toContain('answered again');
+  });
+});
+
+describe('the tape lines of the summary', () => {
+  // At scale, tapes noted only for repeats (every run of a request recorded once, asked twice)
+  // outnumber those that changed: the changed ones come first, within the list's cap.
+  it('list tapes that changed before tapes noted only for repeats', async () => {
+    const repeatsOnly = (i: number): TapeSummary => ({ tape: join(dir, `a-${String(i).padStart(2, '0')}.tape`), mode: 'replay', added: 0, hits: 2, misses: 0, unused: 0, unusedTraces: [], repeats: 1 });
+    const tapes: TapeSummary[] = Array.from({ length: 40 }, (_, i) => repeatsOnly(i));
+    tapes.push(
+      { tape: join(dir, 'z-added.tape'), mode: 'update', added: 1, hits: 0, misses: 0, unused: 1, unusedTraces: ['t1'], repeats: 1 },
+      { tape: join(dir, 'z-missed.tape'), mode: 'replay', added: 0, hits: 0, misses: 1, unused: 0, unusedTraces: [] },
+      { tape: join(dir, 'z-unused.tape'), mode: 'replay', added: 0, hits: 1, misses: 0, unused: 2, unusedTraces: ['t2', 't3'] },
+    );
+    const summary: RunSummary = { tapes, tapesWritten: 1, added: 1, hits: 81, misses: [], unused: 3, repeats: 41 };
+    const lines = formatSummary(summary, { root: dir }).split('\n');
+    const tapeLines = lines.filter((l) => l.startsWith('  ') && l.includes('.tape'));
+    expect(tapeLines.slice(0, 3)).toEqual([
+      '  z-added.tape (update): +1 added, 1 answered again past their recordings, 1 unused',
+      '  z-missed.tape (replay): 1 missed',
+      '  z-unused.tape (replay): 2 unused',
+    ]);
+    expect(tapeLines[3]).toBe('  a-00.tape (replay): 1 answered again past their recordings');
+    // The cap holds: 30 lines, the rest counted.
+    expect(tapeLines).toHaveLength(30);
+    expect(lines).toContain('  ... and 13 more tapes');
   });
 });
