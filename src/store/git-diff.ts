@@ -6,7 +6,8 @@
  *
  *   .gitattributes:  *.tape diff=tapedeck
  *                    *.tape merge=tapedeck
- *   git config:      diff.tapedeck.textconv "npx --no-install llm-tapedeck export --review --textconv"
+ *   git config:      diff.tapedeck.textconv: llm-tapedeck export --review --textconv (node_modules/.bin
+ *                    from the top of the work tree, else npx --no-install)
  *                    diff.tapedeck.binary false
  *                    merge.tapedeck.name, merge.tapedeck.driver "npx --no-install llm-tapedeck merge %O %A %B %P"
  *   .git/hooks/pre-commit (only when there is none): tapedeck scan --staged
@@ -45,7 +46,16 @@ export const GIT_TEXT_ATTRIBUTE = '*.tape -text';
 export const DEFAULT_MERGE_DRIVER = 'npx --no-install llm-tapedeck merge %O %A %B %P';
 /** The driver's name, which git prints in some messages. */
 const MERGE_DRIVER_NAME = 'tapedeck: merge the recordings of both branches';
-export const DEFAULT_TEXTCONV = 'npx --no-install llm-tapedeck export --review --textconv';
+/**
+ * The installed command in the project's node_modules when there is one, else npx: git runs the
+ * textconv twice per changed tape, always from the top of the work tree, and npx spends most of
+ * a second finding the package each time (a diff of a thousand re-recorded tapes took half an
+ * hour). node_modules/.bin/llm-tapedeck is the command npx --no-install runs from there; a clone
+ * without it (not installed yet, Yarn Plug'n'Play) goes through npx as before. git appends the
+ * tape's path, as "$@" of the shell line.
+ */
+const TAPEDECK_COMMAND = 'tapedeck() { if [ -x node_modules/.bin/llm-tapedeck ]; then node_modules/.bin/llm-tapedeck "$@"; else npx --no-install llm-tapedeck "$@"; fi; }; tapedeck';
+export const DEFAULT_TEXTCONV = `${TAPEDECK_COMMAND} export --review --textconv`;
 /** The command the pre-commit hook runs. */
 export const HOOK_COMMAND = 'npx --no-install llm-tapedeck scan --staged';
 /** What an older init wrote in its place (npx resolved `tapedeck` to another package when ours was not installed). */
@@ -73,8 +83,9 @@ behind. Each clone runs tapedeck init once; run it again at any time: nothing is
 
 Options:
   --textconv CMD        The command git runs with a tape's path (default
-                        "${DEFAULT_TEXTCONV}";
-                        export's --textconv shows a tape it cannot read as the
+                        "llm-tapedeck export --review --textconv", from
+                        node_modules/.bin when installed there, else through
+                        "npx --no-install"; export's --textconv shows a tape it cannot read as the
                         error's text, exit 0, so git diff and git log -p go on)
   --merge-driver CMD    The merge driver git runs (default
                         "${DEFAULT_MERGE_DRIVER}")

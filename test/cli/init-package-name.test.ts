@@ -22,7 +22,10 @@ describe('the commands tapedeck init writes', () => {
     const repo = join(dir, 'repo');
     execFileSync('git', ['init', '-q', repo]);
     execFileSync(process.execPath, [CLI, 'init'], { cwd: repo, encoding: 'utf8' });
-    expect(git(repo, 'config', '--get', 'diff.tapedeck.textconv').trim()).toBe('npx --no-install llm-tapedeck export --review --textconv');
+    const textconv = git(repo, 'config', '--get', 'diff.tapedeck.textconv').trim();
+    expect(textconv).toContain('node_modules/.bin/llm-tapedeck "$@"');
+    expect(textconv).toContain('npx --no-install llm-tapedeck "$@"');
+    expect(textconv).toMatch(/ export --review --textconv$/);
     expect(git(repo, 'config', '--get', 'merge.tapedeck.driver').trim()).toBe('npx --no-install llm-tapedeck merge %O %A %B %P');
     const hook = readFileSync(join(repo, '.git', 'hooks', 'pre-commit'), 'utf8');
     expect(hook).toContain('exec npx --no-install llm-tapedeck scan --staged');

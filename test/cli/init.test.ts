@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { encodeEventStreamMessage } from '../../src/providers/wire/aws-eventstream.ts';
 import { createFetch } from '../../src/proxy/fetch.ts';
 import { addRecordings } from '../../src/proxy/hand-written.ts';
+import { DEFAULT_TEXTCONV } from '../../src/store/git-diff.ts';
 
 const CLI = join(import.meta.dirname, '..', '..', 'dist', 'cli.js');
 const dir = mkdtempSync(join(tmpdir(), 'tapedeck-init-'));
@@ -65,11 +66,11 @@ describe('tapedeck init', () => {
     // The first recording is context, not a change: the export is stable.
     expect(diff).not.toMatch(/^[-+].*first question/m);
 
-    // Idempotent: nothing added twice; the default command is npx's.
+    // Idempotent: nothing added twice; init without --textconv sets the default command.
     expect(tapedeck(repo, 'init', '--textconv', `"${process.execPath}" "${CLI}" export`)).toContain('already in');
     expect(readFileSync(join(repo, '.gitattributes'), 'utf8').match(/diff=tapedeck/g)).toHaveLength(1);
     tapedeck(repo, 'init');
-    expect(git(repo, 'config', '--get', 'diff.tapedeck.textconv').trim()).toBe('npx --no-install llm-tapedeck export --review --textconv');
+    expect(git(repo, 'config', '--get', 'diff.tapedeck.textconv').trim()).toBe(DEFAULT_TEXTCONV);
   });
 
   it("ignores tapedeck's working files beside a tape, which a killed run leaves behind", async () => {

@@ -3,7 +3,7 @@
 // git log -p go on. Before, the export's exit 1 made git die ("fatal: unable to read files to
 // diff") and git log -p hid all older history. Real git, in a temporary repository.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,9 +25,12 @@ const commit = (message: string) => {
 
 beforeAll(async () => {
   execFileSync('git', ['init', '-q', repo]);
-  // The command tapedeck init writes, with the built CLI in place of npx.
-  const textconv = DEFAULT_TEXTCONV.replace('npx --no-install llm-tapedeck', `"${process.execPath}" "${CLI}"`);
-  execFileSync(process.execPath, [CLI, 'init', '--no-hook', '--textconv', textconv], { cwd: repo });
+  // The command tapedeck init writes, the built CLI installed as the project's.
+  execFileSync(process.execPath, [CLI, 'init', '--no-hook'], { cwd: repo });
+  expect(execFileSync('git', ['config', '--get', 'diff.tapedeck.textconv'], { cwd: repo, encoding: 'utf8' }).trim()).toBe(DEFAULT_TEXTCONV);
+  mkdirSync(join(repo, 'node_modules', '.bin'), { recursive: true });
+  writeFileSync(join(repo, 'node_modules', '.bin', 'llm-tapedeck'), `#!/bin/sh\nexec "${process.execPath}" "${CLI}" "$@"\n`, { mode: 0o755 });
+  writeFileSync(join(repo, '.gitignore'), 'node_modules/\n', { flag: 'a' });
   await createTape(tape);
   await appendRecords(tape, [chatRecord(1)]);
   commit('first');
@@ -44,7 +47,7 @@ beforeAll(async () => {
 
 describe('git textconv of tapes', () => {
   it('tapedeck init configures the export as textconv', () => {
-    expect(DEFAULT_TEXTCONV).toBe('npx --no-install llm-tapedeck export --review --textconv');
+    expect(DEFAULT_TEXTCONV).toMatch(/llm-tapedeck "\$@"; fi; }; tapedeck export --review --textconv$/);
   });
 
   it('git log -p goes on past a tape the exporter cannot read, showing the error as its text', () => {
