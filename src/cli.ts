@@ -365,10 +365,13 @@ function main(argv: string[]): number | Promise<number> {
     case 'paths':
     case 'key':
       return import('./cli/core.ts').then((m) => m.coreCommand(cmd, file, ignoreKeys, route));
+    case 'export':
+      // Straight to its module: git runs `export --textconv` twice per changed tape, and the other
+      // tape commands' modules (providers, MCP, realtime) are most of a start it does not need.
+      return import('./cli/export.ts').then((m) => m.exportCommand(file, { har, review, textconv, ...(origin !== undefined ? { origin } : {}) }));
     case 'verify':
     case 'inspect':
     case 'prune':
-    case 'export':
     case 'import':
       return import('./cli/tape.ts').then((m) =>
         m.tapeCommand(cmd, file, second, { ...(ignoreKeys ? { ignoreKeys } : {}), force, har, skipBad, review, textconv, ...(from !== undefined ? { from } : {}), ...(origin !== undefined ? { origin } : {}), ...(Object.keys(redact).length > 0 ? { redact } : {}) }).catch(async (e: unknown) => {
