@@ -32,6 +32,7 @@ import { jsonBodyDifference } from './json-body-difference.ts';
 import { headersOfOldRecording, headersOnOtherRoute, modelOnOtherRoute, pathOnOtherRoute, queryOnOtherRoute, streamOnOtherRoute } from './other-route.ts';
 import { missOnDamagedTape } from './damage-miss.ts';
 import { emptyStoreMiss } from './empty-store-miss.ts';
+import { missingTapeMiss } from './missing-tape-miss.ts';
 import { currentHttpKey, httpRecordKey, keyedAsFiled, httpRecords, type HttpRecord, type MatchKind, type StoredHeaders } from '../store/records.ts';
 import { decodeContentEncoding, normalizeBody } from '../store/http-body.ts';
 import { KnownBodies } from './known-bodies.ts';
@@ -1328,7 +1329,11 @@ export class Deck {
     let cacheFix: string | undefined;
     const otherModel = r && recorded > 0 ? undefined : (modelOnOtherRoute(name, this.routes) ?? headersOnOtherRoute(name, this.routes, this.col, kind, key, input !== undefined && ((o) => this.explainOn(o, input))) ?? queryOnOtherRoute(name, this.routes));
     if (otherModel) difference = otherModel;
-    if (this.col && !this.col.exists) difference = this.absent ?? `no tape at ${tape}`;
+    const missing = missingTapeMiss(this.col, this.tape, this.entry);
+    if (missing) {
+      difference = missing.difference;
+      cacheFix = missing.fix;
+    } else if (this.col && !this.col.exists) difference = this.absent ?? `no tape at ${tape}`;
     // A shared store (a Redis namespace) is no tape, and MCP or realtime records it may hold
     // answer no HTTP request.
     else if (this.recordingCount === 0) {

@@ -67,6 +67,24 @@ export function nearbyTape(path: string): string | undefined {
  * lookedAt('test/app.tape') // '/repo/test/app.tape (taken from the working directory /repo)'
  */
 export function lookedAt(path: string): string {
-  // Short: a miss's headline is clipped at 140 characters, and the path comes first in it.
   return isAbsolute(path) ? path : `${resolve(path)} (taken from the working directory ${process.cwd()})`;
+}
+
+/**
+ * A miss on a missing tape given as a relative path: the headline's difference (the absolute
+ * path looked at) and its fix (the working directory it was taken from, and running from the
+ * right one before re-recording). The working directory goes in the fix, which is never
+ * clipped: a headline's difference is cut at 140 characters, and in a deep checkout (a CI
+ * runner's) the directory was cut off the end of it. Undefined for an absolute path.
+ *
+ * @example
+ * relativeTapeMiss('test/app.tape', "re-record: TAPEDECK_MODE=record")
+ * // { difference: 'no tape at /repo/test/app.tape', fix: 'a relative tape path is taken from the working directory (/repo): … else re-record: TAPEDECK_MODE=record' }
+ */
+export function relativeTapeMiss(path: string, fix: string): { difference: string; fix: string } | undefined {
+  if (isAbsolute(path)) return undefined;
+  return {
+    difference: `no tape at ${resolve(path)}`,
+    fix: `a relative tape path is taken from the working directory (${process.cwd()}): if the tape is recorded, run from the directory its path is relative to, or give an absolute path; else ${fix}`,
+  };
 }

@@ -33,7 +33,6 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { assertNoCycle, assertStorable } from './cycle.ts';
 import { missOnDamagedTape } from './damage-miss.ts';
 import { redactRequest } from './request-redact.ts';
-import { isAbsolute } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { TapedeckError, type TapedeckErrorDetails } from '../errors.ts';
 import { checkIgnoredArgs, checkRaw, checkVolatileText } from './cache-option-values.ts';
@@ -47,7 +46,7 @@ import { volatileAdvice } from '../match/volatile-advice.ts';
 import type { RecordBackend, StoreWarning } from './backend.ts';
 import { storeBackend } from './backends/open.ts';
 import { TapeBackend } from './backends/tape.ts';
-import { lookedAt } from './nearby-tape.ts';
+import { relativeTapeMiss } from './nearby-tape.ts';
 import { RecordCollection, type CloseReport } from './collection.ts';
 import { resolveModeWithSource, type TapeMode, type TapeModeSource } from './mode.ts';
 import { sortedKeys } from './record-order.ts';
@@ -646,9 +645,9 @@ export class ReplayCache {
     // A relative tape path missing from here is most often a tape recorded from another working
     // directory: the absolute path looked at and that directory are named, and re-recording (a
     // second tape in the wrong place) comes last.
-    const elsewhere = !this.col.exists && this.col.backend instanceof TapeBackend && !isAbsolute(this.path);
+    const elsewhere = !this.col.exists && this.col.backend instanceof TapeBackend ? relativeTapeMiss(this.path, fix) : undefined;
     const difference = !this.col.exists
-      ? `no tape at ${elsewhere ? lookedAt(this.path) : shownPath}`
+      ? (elsewhere?.difference ?? `no tape at ${shownPath}`)
       : foreign
         ? `the tape has no ReplayCache recordings (its ${this.col.otherKinds} record${this.col.otherKinds === 1 ? ' is' : 's are'} of another kind: createFetch or tapedeck serve HTTP recordings, MCP or realtime sessions, which their own entry point replays)`
       : recorded > 0
@@ -662,9 +661,7 @@ export class ReplayCache {
       ? String(detail.details.fix)
       : usedUp
         ? `${fix}; or, if get() and getRecord() read one call, use getRecord() alone (each is a call)`
-        : elsewhere
-          ? `a relative tape path is taken from the working directory: if the tape is recorded, run from the directory its path is relative to, or give an absolute path; else ${fix}`
-          : fix;
+        : (elsewhere?.fix ?? fix);
     const message = detail ? detail.message : missHeadline(difference, shownFix);
     // Damage on the tape may have held this very request's recording: said, not left to look like a changed request.
     return missOnDamagedTape(cacheMiss(message, shownFix, {
