@@ -3,11 +3,12 @@
 // one-off script hung until its timeout), in replay mode too, where the cache reads everything
 // at open and asks Redis nothing more. The connection is held only while a command is in
 // flight: a put made from a callback and not awaited is still stored before the process ends,
-// and an awaited close() still returns.
+// and an awaited close() still returns. On a Redis Cluster the same holds for the node clients
+// the cluster client connects (it has no socket of its own), which kept the process alive.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { freshNamespace, redisDescribe, useRedis } from './setup.ts';
+import { freshNamespace, redisDescribe, useRedis, useRedisCluster } from './setup.ts';
 
 const store = join(import.meta.dirname, '../../dist/store/index.js');
 
@@ -63,4 +64,35 @@ redisDescribe('a Redis-backed ReplayCache left open', () => {
     expect(closed.code, closed.out).toBe(0);
     expect(closed.out).toContain('closed true');
   }, 90_000);
+});
+
+redisDescribe('a ReplayCache on a Redis Cluster left open', () => {
+  const cluster = useRedisCluster();
+
+  it('lets the process exit once idle, with puts spread over the masters stored first', async () => {
+    const url = `${cluster.current.url}?namespace=${freshNamespace('unclosed-cluster')}`;
+    const asks = ['one', 'two', 'three', 'four', 'five', 'six'];
+    const recorded = await run(`
+      const cache = await ReplayCache.open(${JSON.stringify(url)}, { mode: 'update' });
+      for (const a of ${JSON.stringify(asks)}) {
+        const req = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: a }] };
+        if ((await cache.get(req)) === undefined) await cache.put(req, 'answer ' + a);
+      }
+      setTimeout(() => void cache.put(${ask('late')}, 'answer late'), 50);
+      console.log('script done');
+    `);
+    expect(recorded.signal, recorded.out).toBeNull();
+    expect(recorded.code, recorded.out).toBe(0);
+    expect(recorded.out).toContain('script done');
+
+    const replayed = await run(`
+      const cache = await ReplayCache.open(${JSON.stringify(url)}, { mode: 'replay' });
+      const got = [];
+      for (const a of ${JSON.stringify([...asks, 'late'])}) got.push(await cache.get({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: a }] }));
+      console.log(JSON.stringify(got));
+    `);
+    expect(replayed.signal, replayed.out).toBeNull();
+    expect(replayed.code, replayed.out).toBe(0);
+    expect(replayed.out).toContain(JSON.stringify([...asks, 'late'].map((a) => `answer ${a}`)));
+  }, 120_000);
 });

@@ -277,14 +277,15 @@ type NodeRedisClient = {
   close?(): Promise<void>;
   quit?(): Promise<void>;
   isReady?: boolean;
-  /** A single-node client's socket: held open for the process, or not (a cluster client has neither). */
+  /** A single-node client's socket: held open for the process, or not (a cluster client has neither: its nodes' clients do). */
   ref?(): void;
   unref?(): void;
   sendCommand(...args: unknown[]): Promise<unknown>;
   /** Cluster only, in node-redis versions that have it: the client of the master for a key's slot. */
   getNodeClientForKey?(key: string, isReadonly: boolean): Promise<NodeRedisClient> | NodeRedisClient;
-  /** Cluster only: the masters, and the client of one of them. */
+  /** Cluster only: the masters and replicas (each with its client once connected), and the client of one of them. */
   readonly masters?: readonly unknown[];
+  readonly replicas?: readonly unknown[];
   nodeClient?(node: unknown): Promise<NodeRedisClient> | NodeRedisClient;
 };
 
@@ -570,24 +571,27 @@ function answered<T>(p: Promise<T>, ms: number): Promise<T> {
 }
 
 /**
- * Keeps the client's socket from holding the process open while no command is in flight: a
+ * Keeps the client's sockets from holding the process open while no command is in flight: a
  * script that opened a Redis store and never closed it (a replay cache reads everything at open
  * and asks nothing more) otherwise never exited, where the same script on a tape file did.
  * Returns `hold`, called as a command starts; the function it returns is called when the command
- * is done. The socket is referenced again for each command, so nothing the program awaits or
- * was told is stored is lost at exit; it is released a turn of the event loop after the last
+ * is done. The sockets are referenced again for each command, so nothing the program awaits or
+ * was told is stored is lost at exit; they are released a turn of the event loop after the last
  * one, so the next command of a put or a load, sent as the previous one's answer is read, finds
- * it still held. A client without ref/unref (a cluster's) keeps the process open until closed.
+ * them still held. A cluster client has no socket of its own: its masters' and replicas' clients
+ * (connected as their slots are first asked, so new ones may appear during a command) are held
+ * and released together.
  */
 function idleUnref(client: NodeRedisClient, closed: () => boolean): () => () => void {
-  if (typeof client.ref !== 'function' || typeof client.unref !== 'function') return () => () => {};
+  const sockets = socketsOf(client);
+  if (sockets === undefined) return () => () => {};
   let inFlight = 0;
   let release: NodeJS.Immediate | undefined;
-  client.unref();
+  for (const c of sockets()) c.unref!();
   return () => {
     if (inFlight++ === 0) {
       if (release !== undefined) clearImmediate(release);
-      else client.ref!();
+      else for (const c of sockets()) c.ref!();
       release = undefined;
     }
     let done = false;
@@ -597,10 +601,23 @@ function idleUnref(client: NodeRedisClient, closed: () => boolean): () => () => 
       if (--inFlight > 0 || closed()) return;
       release = setImmediate(() => {
         release = undefined;
-        if (inFlight === 0 && !closed()) client.unref!();
+        if (inFlight === 0 && !closed()) for (const c of sockets()) c.unref!();
       });
     };
   };
+}
+
+/**
+ * The clients whose sockets can hold the process: a single node's own, or a cluster's node
+ * clients as they are at the time asked; undefined for a client that cannot be released (no
+ * ref/unref in this node-redis version).
+ */
+function socketsOf(client: NodeRedisClient): (() => NodeRedisClient[]) | undefined {
+  const releasable = (c: NodeRedisClient | undefined): c is NodeRedisClient => typeof c?.ref === 'function' && typeof c.unref === 'function';
+  if (typeof client.ref === 'function' && typeof client.unref === 'function') return () => [client];
+  if (!Array.isArray(client.masters)) return undefined;
+  const nodes = () => [...(client.masters ?? []), ...(client.replicas ?? [])] as { client?: NodeRedisClient }[];
+  return () => nodes().map((n) => n.client).filter(releasable);
 }
 
 function wrap(target: RedisTarget, cluster: boolean, client: NodeRedisClient, typeMapping: object, commandTimeout: number): RedisConnection {
