@@ -428,7 +428,12 @@ export class ReplayCache {
       this.turns.take(keys.key);
       return undefined;
     }
-    throw withVolatileSpans(request, { volatileText: this.volatileText }, this.miss(request, keys));
+    // A miss is shown as a put would store the request: its excerpts and report go to test logs
+    // (a key pasted into the prompt must not), and the recordings it is compared with are stored
+    // masked, so a mask on each side compares alike.
+    const shown = redactRequest(this.redactor, request);
+    const shownKeys = shown === request ? keys : this.keysOf(shown, ignoredArgs);
+    throw withVolatileSpans(shown, { volatileText: this.volatileText }, this.miss(request, keys, shown, shownKeys));
   }
 
   /**
@@ -632,7 +637,7 @@ export class ReplayCache {
     });
   }
 
-  private miss(request: unknown, keys: RequestKeys): TapedeckError {
+  private miss(request: unknown, keys: RequestKeys, shown: unknown, shownKeys: RequestKeys): TapedeckError {
     const model = modelOf(keys, request);
     const { recorded } = this.col.count(keys.key);
     const entry = this.missEntry();
@@ -640,7 +645,7 @@ export class ReplayCache {
     // A tape of other records only (createFetch's or the proxy's HTTP recordings, MCP, realtime):
     // "no recordings" would read as an empty tape, which verify contradicts.
     const foreign = this.col.exists && this.col.size === 0 && this.col.otherKinds > 0;
-    const detail = this.col.exists && recorded === 0 && !foreign ? this.diagnosis(keys, request) : undefined;
+    const detail = this.col.exists && recorded === 0 && !foreign ? this.diagnosis(shownKeys, shown) : undefined;
     const shownPath = this.path.length > 100 ? `…${this.path.slice(-99)}` : this.path;
     // A relative tape path missing from here is most often a tape recorded from another working
     // directory: the absolute path looked at and that directory are named, and re-recording (a
