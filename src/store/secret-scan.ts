@@ -104,7 +104,9 @@ function scanText(s: string, path: string, secretName: boolean, report: Report, 
   }
   // A secret-named `name=value` in a line of prose (`repeat: client_secret=…`): the recorder keeps
   // it (it masks such pairs only as whole lines of uploaded files).
-  if (found.length === 0 && !secretName && !inFile && s.indexOf('=') >= 0 && !FORM_START.test(s)) for (const v of envValues(s)) report(path, 'secret member', v, true);
+  // A string that is one YAML `name: value` line (`password: hunter2hunter2` as the whole prompt)
+  // too, as the same line in a longer text is read (scanLines).
+  if (found.length === 0 && !secretName && !inFile && (s.indexOf('=') >= 0 || s.indexOf(':') >= 0) && !FORM_START.test(s)) for (const v of envValues(s)) report(path, 'secret member', v, true);
   // A form (sent as one, or as text without its content type): its secret-named fields, and an
   // OAuth token request's `code`, are judged as secret-named members are.
   if (found.length === 0 && !secretName && FORM_START.test(s)) {
@@ -112,7 +114,14 @@ function scanText(s: string, path: string, secretName: boolean, report: Report, 
     // document (a prompt that is one `DB_PASSWORD=…` line) it keeps, so re-recording fixes nothing.
     const kept = isString && path !== '$.request.body';
     const said: Report = kept ? (p, kind, value) => report(p, kind, value, true) : report;
-    for (const [k, x] of new URLSearchParams(s)) if (names.isSecretField(k) || grantCode(k, s)) scanText(x, `${path} field ${JSON.stringify(k)}`, true, said, depth + 1, false);
+    for (const [k, x] of new URLSearchParams(s)) {
+      if (!names.isSecretField(k) && !grantCode(k, s)) continue;
+      const at = `${path} field ${JSON.stringify(k)}`;
+      // A password a person typed (`DB_PASSWORD=hunter2hunter2`, the whole prompt) is short and
+      // far from random: judged as after a password name in a line of prose, not by entropy.
+      if (PASSWORD_NAME.test(k) && humanPassword(x) && !isMask(x) && !randomEnough(x)) said(at, 'secret member', x);
+      else scanText(x, at, true, said, depth + 1, false);
+    }
   }
 }
 
@@ -147,6 +156,8 @@ const INLINE_PAIR = /(?<![\w.?&;/-])([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*=[ \t]*(["']
 const PASSWORD_NAME = /(?:pass(?:word|wd|phrase)?|pwd)$/i;
 const PLACEHOLDER = /^(?:<.*>|\$\{.*\}|\{\{.*\}\}|%.*%|(.)\1*|(?:your|my|the|db|user|app)?[_-]?(?:pass(?:word|wd)?|secret)|changeme|change[_-]?me|none|null|nil|undefined|empty|example|placeholder|redacted|secret|xxx+|\*+)$/i;
 const humanPassword = (v: string): boolean => v.length >= 6 && !PLACEHOLDER.test(v);
+/** Long and random-looking: the rule for a secret-named value that is no password. */
+const randomEnough = (v: string): boolean => v.length >= MIN_SECRET_LENGTH && entropyBits(v) >= MIN_SECRET_ENTROPY;
 
 /**
  * The values of a line's secret-named `NAME=value` or YAML `name: value` (see envSecrets), and of
