@@ -63,14 +63,25 @@ export function storedResponseHeaders(headers: Headers): StoredHeaders {
   return out;
 }
 
-/** The URL as shown in messages: no credentials, no query (keys travel there), no fragment. */
+/**
+ * The URL as shown in messages: no credentials, no query (keys travel there), no fragment. A URL
+ * that does not parse (a port out of range) or has no web origin (`admin:pw@host`, its `https://`
+ * left out, reads as the scheme `admin:`) is shown as written with its userinfo's password, or a
+ * user name alone (a token), as `***`: its error names what was given, never the secret in it.
+ *
+ * @example
+ * safeUrl('https://admin:pw@gw.example/v1?api_key=k') // 'https://gw.example/v1'
+ * safeUrl('https://admin:pw@gw.example:99999')        // 'https://admin:***@gw.example:99999'
+ * safeUrl('admin:pw@gw.example')                      // 'admin:***@gw.example'
+ */
 export function safeUrl(url: string): string {
   try {
     const u = new URL(url);
-    return u.origin + u.pathname;
+    if (u.origin !== 'null') return u.origin + u.pathname;
   } catch {
-    return url.replace(/[?#].*$/s, '');
+    // shown as written, below
   }
+  return url.replace(/[?#].*$/s, '').replace(/^((?:[a-z][a-z0-9+.-]*:)?\/\/)?(?:([^/@:]*):)?[^/@]*@/i, (_m, scheme: string | undefined, user: string | undefined) => `${scheme ?? ''}${user === undefined ? '' : `${user}:`}***@`);
 }
 
 /**
