@@ -97,6 +97,21 @@ function parse<O extends ParseArgsConfig['options']>(command: string, args: stri
   }
 }
 
+/**
+ * A URL option's value as its error shows it: secret query values masked as a recorded URL's
+ * are, and a userinfo's password (or a user name alone, a token) as `***`, with or without the
+ * scheme a mistyped value lacks (`admin:pw@gw.example`, which URL parsing takes for a scheme).
+ *
+ * @example
+ * shownUrlArg('admin:pw@gw.example')          // 'admin:***@gw.example'
+ * shownUrlArg('gw.example/?api_key=k')        // 'gw.example/?api_key=%5BREDACTED%5D'
+ */
+function shownUrlArg(url: string): string {
+  return redactor()
+    .url(url)
+    .replace(/^((?:[a-z][a-z0-9+.-]*:)?\/\/)?(?:([^/@:]*):)?[^/@]*@/i, (_m, scheme: string | undefined, user: string | undefined) => `${scheme ?? ''}${user === undefined ? '' : `${user}:`}***@`);
+}
+
 function checkFormat(format: string | undefined): void {
   if (!['terminal', 'markdown', 'json'].includes(format!)) {
     throw new TapedeckError('E_ARG', `--format must be terminal, markdown or json; got ${JSON.stringify(format)}.`, { hint: '--format markdown' });
@@ -385,11 +400,11 @@ export async function rerecordCommand(args: string[], recorder: (tape: string) =
     // Without --upstream each request goes to the host its recording names (checked below), and
     // one whose recording names none to --hostless-upstream.
     const named: Named = { upstream: v.upstream, hostlessUpstream: v['hostless-upstream'] };
-    if (named.upstream !== undefined && !/^https?:\/\/[^/]/i.test(named.upstream)) throw new TapedeckError('E_ARG', `--upstream must be the live API's base URL; got ${JSON.stringify(named.upstream)}.`, { hint: withUpstream });
-    if (named.hostlessUpstream !== undefined && !/^https?:\/\/[^/]/i.test(named.hostlessUpstream)) throw new TapedeckError('E_ARG', `--hostless-upstream must be the live API's base URL; got ${JSON.stringify(named.hostlessUpstream)}.`, { hint: withHostless });
+    if (named.upstream !== undefined && !/^https?:\/\/[^/]/i.test(named.upstream)) throw new TapedeckError('E_ARG', `--upstream must be the live API's base URL; got ${JSON.stringify(shownUrlArg(named.upstream))}.`, { hint: withUpstream });
+    if (named.hostlessUpstream !== undefined && !/^https?:\/\/[^/]/i.test(named.hostlessUpstream)) throw new TapedeckError('E_ARG', `--hostless-upstream must be the live API's base URL; got ${JSON.stringify(shownUrlArg(named.hostlessUpstream))}.`, { hint: withHostless });
     if (named.upstream !== undefined && named.hostlessUpstream !== undefined) {
       throw new TapedeckError('E_ARG', '--upstream and --hostless-upstream were both given: --upstream sends every request to its URL, --hostless-upstream only those of recordings that name no host.', {
-        hint: `Keep one: --hostless-upstream ${named.hostlessUpstream} to send every other request to the host it was recorded for, or --upstream ${named.upstream} alone to send them all there.`,
+        hint: `Keep one: --hostless-upstream ${shownUrlArg(named.hostlessUpstream)} to send every other request to the host it was recorded for, or --upstream ${shownUrlArg(named.upstream)} alone to send them all there.`,
       });
     }
     checkFormat(v.format);

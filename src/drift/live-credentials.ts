@@ -59,7 +59,12 @@ export function credentialsFrom(env: NodeJS.ProcessEnv, headers: readonly string
   const given: Record<string, string> = {};
   for (const h of headers) {
     const i = h.indexOf(':');
-    if (i <= 0) throw new TapedeckError('E_ARG', `--header must be "Name: value"; got ${JSON.stringify(h)}.`, { hint: '--header "x-api-key: $ANTHROPIC_API_KEY"' });
+    if (i <= 0) {
+      // The value given is a credential (`x-api-key=sk-ant-…`, a `=` for the `:`): named by the
+      // header name it starts with and its length, never repeated into the log.
+      const name = /^[\w-]*[=\s]?/.exec(h)![0];
+      throw new TapedeckError('E_ARG', `--header must be "Name: value"; got "${name}…" (${h.length} characters, no ":" after the header name).`, { hint: '--header "x-api-key: $ANTHROPIC_API_KEY"' });
+    }
     given[h.slice(0, i).trim().toLowerCase()] = h.slice(i + 1).trim();
   }
   return (route, header, to, named = false) => {
