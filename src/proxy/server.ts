@@ -20,6 +20,7 @@ import { lendsCredentials, refuseLentCredentials } from './lend-guard.ts';
 import { refuseForeign, refuseForeignUpgrade } from './server-origin.ts';
 import { checkPair, type TlsMaterial } from './tls.ts';
 import { ForwardRefusal, isAbsoluteForm } from './server-forward.ts';
+import { asksWebSocket, declineUpgrade } from './server-upgrade.ts';
 
 // RFC 9113 section 3.4: a client with prior knowledge opens with these 24 bytes. No HTTP/1.x
 // request starts with them ("PRI" is no method anyone sends).
@@ -262,7 +263,10 @@ export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
   const server: Server = opts.tls ? createHttpsServer({ ...serverOpts, cert: opts.tls.cert, key: opts.tls.key }, front) : createServer(serverOpts, front);
   server.on('connect', (req: IncomingMessage, socket: Socket) => refusal.connect(req, socket));
   // Realtime sessions: WebSocket upgrades on a provider's realtime route (docs/realtime.md).
+  // Any other upgrade offer (h2c: Java's HttpClient, curl --http2) is declined: the request goes
+  // back to node:http's parser and is answered in HTTP/1.1 (./server-upgrade.ts).
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+    if (!asksWebSocket(req)) return declineUpgrade(req, socket, head, (s) => server.emit(opts.tls ? 'secureConnection' : 'connection', s));
     if (!(lends && refuseForeignUpgrade(req, socket, listenHost, boundPort))) handler.upgrade(req, socket, head);
   });
   // A client that asks before it sends its body (Expect: 100-continue) and declares one over
