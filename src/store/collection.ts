@@ -1499,7 +1499,9 @@ export class RecordCollection<R> {
         let why: 'replaced' | 'pruned' | undefined;
         // A hand-written recording is kept: the API cannot be asked for it again (an error, a cut stream).
         if (this.mode === 'record' && e.old && this.rerecorded.has(e.key) && !this.failed.has(e.key) && !handWritten(e.stored)) why = 'replaced';
-        else if (opts.pruneUnused && !e.used && !this.rerecorded.has(e.key) && !this.askedFor.has(e.key) && (e.old ?? (!this.live || this.ended(e.stored, this.live)))) why = 'pruned';
+        // An intact recording this tapedeck cannot serve (a newer tapedeck's record version, a
+        // class not registered here) is kept: nothing here can tell whether a run used it.
+        else if (opts.pruneUnused && !e.used && !this.rerecorded.has(e.key) && !this.askedFor.has(e.key) && (e.old ?? (!this.live || this.ended(e.stored, this.live))) && !(this.materialize(e) === undefined && this.newerRecords.has(e))) why = 'pruned';
         if (!why) continue;
         const id = e.stored.id();
         const list = drop.get(id);
