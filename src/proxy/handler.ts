@@ -529,7 +529,10 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
     const e = asTapedeckError(err);
     if (e.code === 'E_MISS') {
       deck?.count('miss');
-      opts.onMiss?.(`${req.method ?? 'GET'} ${(req.url ?? '/').replace(/\?.*$/, '')}: ${missLine(e)}`, e);
+      // The path as its route is stored: a key in it (a gateway's `/v1/<key>/…`, `;key=`) is
+      // masked there, and this line goes to the proxy's log.
+      const path = (req.url ?? '/').replace(/\?.*$/, '');
+      opts.onMiss?.(`${req.method ?? 'GET'} ${deck ? deck.redactor.url(path) : path}: ${missLine(e)}`, e);
     } else deck?.countError();
     if (res.headersSent) {
       res.destroy();

@@ -33,13 +33,18 @@ export function isAbsoluteForm(url: string | undefined): boolean {
 
 /**
  * The error for a request sent to tapedeck serve as to a forward proxy: `target` is the CONNECT
- * authority or the absolute URL, `proxyUrl` the address the client should use as its base URL.
+ * authority or the absolute URL, `proxyUrl` the address the client should use as its base URL,
+ * `mask` what hides the URL's secrets (a redactor's `url`) before the message quotes it.
  *
  * @example
  * forwardProxyError('CONNECT', 'api.groq.com:443', 'http://127.0.0.1:8080').code // 'E_FORWARD_PROXY'
+ * forwardProxyError('POST', 'http://h/v1beta/x?key=AIza…', 'http://127.0.0.1:8080', redactor().url).details.target // 'http://h/v1beta/x?key=%5BREDACTED%5D'
  */
-export function forwardProxyError(method: string, target: string, proxyUrl: string): TapedeckError {
-  const shown = target.length > 200 ? `${target.slice(0, 199)}…` : target;
+export function forwardProxyError(method: string, target: string, proxyUrl: string, mask: (url: string) => string = (u) => u): TapedeckError {
+  // Masked before it is cut: the message goes to the proxy's log and the client's error (a CI
+  // log both), and a Google REST call carries its key in the query (`?key=AIza…`).
+  const masked = mask(target);
+  const shown = masked.length > 200 ? `${masked.slice(0, 199)}…` : masked;
   const https = method === 'CONNECT';
   let path = '/v1';
   if (!https) {
@@ -83,10 +88,12 @@ export class ForwardRefusal {
   /**
    * @param proxyUrl the proxy's own address, for the hint (known once it listens: a getter).
    * @param log where the proxy's warnings go.
+   * @param mask hides the secrets of a target URL (a redactor's `url`) in the log and the answer.
    */
   constructor(
     private readonly proxyUrl: () => string,
     private readonly log: (message: string) => void,
+    private readonly mask: (url: string) => string = (u) => u,
   ) {}
 
   /**
@@ -97,7 +104,7 @@ export class ForwardRefusal {
    * if (isAbsoluteForm(req.url)) refusal.request(req, res)
    */
   request(req: IncomingMessage, res: ServerResponse): void {
-    const e = forwardProxyError(req.method ?? 'GET', req.url ?? '', this.proxyUrl());
+    const e = forwardProxyError(req.method ?? 'GET', req.url ?? '', this.proxyUrl(), this.mask);
     this.tell(e);
     let path = '/';
     try {
@@ -121,7 +128,7 @@ export class ForwardRefusal {
    * server.on('connect', (req, socket) => refusal.connect(req, socket))
    */
   connect(req: IncomingMessage, socket: Duplex): void {
-    const e = forwardProxyError('CONNECT', req.url ?? '', this.proxyUrl());
+    const e = forwardProxyError('CONNECT', req.url ?? '', this.proxyUrl(), this.mask);
     this.tell(e);
     const answer = errorAnswer(e, '/', req.headers, STATUS, true, true);
     const body = Buffer.from(answer.body, 'utf8');

@@ -15,6 +15,7 @@ import { HANDLER_OPTION_NAMES, handlerFor, type HandlerOptions, type TapedeckHan
 import { DECK_OPTION_NAMES, DEFAULT_MAX_BODY_BYTES } from './deck.ts';
 import { checkOptionNames, checkOptionsObject, optionNames } from '../option-names.ts';
 import { REDACT_INNER } from '../store/redact-options.ts';
+import { redactor } from '../store/redact.ts';
 import { tapeTarget } from '../store/tape-target.ts';
 import { lendsCredentials, refuseLentCredentials } from './lend-guard.ts';
 import { refuseForeign, refuseForeignUpgrade } from './server-origin.ts';
@@ -246,9 +247,11 @@ export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
   // With TLS the port speaks HTTP/1.1 only (no HTTP/2 preface to tell apart on a TLS stream).
   // A client that takes the proxy for a forward one (HTTP_PROXY, curl -x) is told so, as is the log.
   let listening = '';
+  const targetMask = redactor(opts.redact);
   const refusal = new ForwardRefusal(
     () => listening,
     (m) => (opts.onWarning ? opts.onWarning(m) : process.stderr.write(`tapedeck: ${m}\n`)),
+    (u) => targetMask.url(u),
   );
   // An upstream that lends the proxy's own credentials is for programs on this machine, not for
   // the web pages its browser opens (./server-origin.ts). The port is known once bound.
