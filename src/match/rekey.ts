@@ -44,7 +44,14 @@ export function rekey(request: unknown, keyVersion: unknown, opts: NormalizeOpti
   }
 }
 
-/** The one warning line per tape that had keys from an older spec version. */
+/**
+ * The one warning line per tape that had keys from an older spec version. Only recording a call
+ * again stores its new key: a compaction (`tapedeck prune`) copies records as they are, and the
+ * key cannot be recomputed there, as it depends on the options replay keys with (ignoreArgs).
+ *
+ * @example
+ * rekeyWarning('tapes/chat.tape', 2) // 'tapes/chat.tape: 2 recording(s) keyed under request key spec version 1 ...'
+ */
 export function rekeyWarning(tape: string | undefined, count: number): string {
-  return `${tape ?? 'tape'}: ${count} recording(s) were keyed with request key spec version 1; re-keyed with version ${KEY_SPEC_VERSION} from their stored requests (replay is unaffected; re-record or compact the tape to store the new keys).`;
+  return `${tape ?? 'tape'}: ${count} recording(s) keyed under request key spec version 1 are keyed under version ${KEY_SPEC_VERSION} from their stored requests at each open; replay is unaffected. Recording them again stores the new keys.`;
 }

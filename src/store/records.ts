@@ -229,7 +229,8 @@ export function httpRecords(norm: NormalizeOptions = {}, origins?: OriginFiling)
       const v = value();
       if (!isHttpRecord(v)) return undefined;
       const cur = currentHttpKey(v, norm);
-      if (cur.key !== v.key || cur.match !== v.match) kind.rekeyed++;
+      // Counted as the line says: every recording of an older key spec, changed key or not.
+      if (!keyedAsFiled(v)) kind.rekeyed++;
       return httpRecordKey(filed(v.route, v), cur.match, cur.key);
     },
     // Filed at open as the group `route NUL match:` (the route with its origin after it) and the
