@@ -3,6 +3,8 @@
  * a test runner plugin: the same counts the runner summaries give, for this one tape.
  */
 
+import { redactor, type Redactor } from '../store/redact.ts';
+
 /** What one createFetch saw, for its summary. */
 export interface FetchRun {
   tape: string | undefined;
@@ -31,6 +33,18 @@ export interface FetchRun {
   stale?: string | undefined;
 }
 
+let masks: Redactor | undefined;
+
+/**
+ * A miss's route (`POST /path`, the path as sent) as the summary shows it: a secret in the path
+ * (a Telegram bot's token, `/bot<id>:<token>/sendMessage`) masked, as the miss itself masks it;
+ * the summary goes to the same log.
+ */
+function shownRoute(route: string): string {
+  const at = route.indexOf(' ');
+  return at < 0 ? route : route.slice(0, at + 1) + (masks ??= redactor()).url(route.slice(at + 1));
+}
+
 /**
  * The summary text: one line of counts, then each miss (at most 20).
  *
@@ -53,7 +67,7 @@ export function formatFetchSummary(r: FetchRun): string {
   if (r.stale) lines.push(r.stale);
   if (r.misses.length > 0) {
     lines.push('Misses:');
-    for (const m of r.misses.slice(0, 20)) lines.push(`  ${m.route}: ${m.message.split('\n')[0]}`);
+    for (const m of r.misses.slice(0, 20)) lines.push(`  ${shownRoute(m.route)}: ${m.message.split('\n')[0]}`);
     if (r.misses.length > 20) lines.push(`  ... and ${r.misses.length - 20} more`);
   }
   return lines.join('\n');

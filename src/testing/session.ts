@@ -19,6 +19,7 @@ import { createFetchFor, FETCH_OPTION_NAMES, lateCallError, missOf, type FetchOp
 import { DECK_OPTION_NAMES } from '../proxy/deck.ts';
 import { checkOptionNames, checkOptionsObject, optionNames } from '../option-names.ts';
 import { checkRedactOptions, REDACT_INNER } from '../store/redact-options.ts';
+import { redactor, type Redactor } from '../store/redact.ts';
 import { checkHooks } from '../store/hooks.ts';
 import { errorAnswer } from '../proxy/http-errors.ts';
 import { endedWithErrorEvent } from '../proxy/error-event-answers.ts';
@@ -54,6 +55,8 @@ const CLOSE_MARGIN_MS = 5000;
 
 /** Late calls a tape reports to the run summary (a loop of them must not fill the run directory). */
 const MAX_LATE_REPORTS = 20;
+/** Masks a route's path for the run summary (see routeOf); made when first needed. */
+let routeMasks: Redactor | undefined;
 
 /** How a miss's hint starts when its test's recordings are at its test file's old place. */
 const MOVE_FIX = 'fix: move its recordings where the test looks now: ';
@@ -530,7 +533,8 @@ function openTape(opts: TestTapeOptions): TestTape {
     const method = (init?.method ?? (input instanceof Request ? input.method : 'GET')).toUpperCase();
     let path = '(request)';
     try {
-      path = new URL(input instanceof Request ? input.url : String(input)).pathname;
+      // Masked as a miss's route is: this one goes to the run summary (a bot's token in the path).
+      path = (routeMasks ??= redactor()).url(new URL(input instanceof Request ? input.url : String(input)).pathname);
     } catch {
       // not a URL: the route stays unnamed
     }
