@@ -7,6 +7,7 @@ import { TapedeckError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 import { checkOptionNames, checkOptionsObject, optionNames } from '../option-names.ts';
 import { REDACT_INNER } from '../store/redact-options.ts';
+import { afterOversizedBody } from './oversized-body.ts';
 import { Deck, DECK_OPTION_NAMES, emptyStats, type DeckOptions, type DeckRequest, type DeckStats, type Decision, type Prepared } from './deck.ts';
 import { asTapedeckError, errorAnswer, showsWholeBody, statusOf } from './http-errors.ts';
 import { checkHooks, reportRecordHookFailure } from './deck-hooks.ts';
@@ -169,9 +170,10 @@ function percentile(sorted: Float64Array, p: number): number | null {
 type BodyCallback = (err: unknown, body?: Uint8Array) => void;
 
 /**
- * Reads a request body up to a limit, then calls back once; more is E_BODY_TOO_LARGE (413)
- * without reading the rest. A callback rather than a promise: on the replay path the answer is
- * written in the tick the body ends, as a bare node:http server would.
+ * Reads a request body up to a limit, then calls back once; more is E_BODY_TOO_LARGE (413),
+ * called back once the rest has been read and dropped (./oversized-body.ts). A callback rather
+ * than a promise: on the replay path the answer is written in the tick the body ends, as a bare
+ * node:http server would.
  */
 function readBodyThen(req: IncomingMessage, max: number, done: BodyCallback): void {
   const pre = (req as { body?: unknown }).body;
@@ -193,7 +195,7 @@ function readBodyThen(req: IncomingMessage, max: number, done: BodyCallback): vo
     }
   }
   const declared = Number(req.headers['content-length']);
-  if (declared > max) return done(tooLarge(declared, max));
+  if (declared > max) return afterOversizedBody(req, () => done(tooLarge(declared, max)));
   const parts: Buffer[] = [];
   let n = 0;
   let settled = false;
@@ -201,9 +203,8 @@ function readBodyThen(req: IncomingMessage, max: number, done: BodyCallback): vo
     n += c.length;
     if (n > max) {
       req.off('data', onData);
-      req.resume();
       settled = true;
-      done(tooLarge(n, max));
+      afterOversizedBody(req, () => done(tooLarge(n, max)));
       return;
     }
     parts.push(c);
@@ -542,8 +543,8 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
     const answer = errorAnswer(e, req.url ?? '/', req.headers, status, showsWholeBody(req.headers));
     const body = answer.body;
     const headers: OutgoingHttpHeaders = { ...answer.headers, 'content-length': Buffer.byteLength(body) };
-    // An oversized body is not read to the end; close the connection rather than reuse it
-    // (HTTP/2 has no such header: the stream alone is reset when the answer ends).
+    // An oversized body may not have been read to the end; close the connection rather than
+    // reuse it (HTTP/2 has no such header: the stream alone is reset when the answer ends).
     if (e.code === 'E_BODY_TOO_LARGE' && req.httpVersionMajor !== 2) headers.connection = 'close';
     res.writeHead(status, headers);
     res.end(body);
