@@ -13,6 +13,7 @@ import { loadPrices, PRICES_DATE } from './prices.ts';
 import { renderStats } from './render-stats.ts';
 import { tapeStats } from './stats.ts';
 import { awsSignsFor, credentialsFrom } from './live-credentials.ts';
+import { hostlessCommand } from './hostless-hint.ts';
 import { destinationOf, heldMasks, maskedQueryValue, placeRerecorded, planRerecord, rerecord, SIGV4_HEADERS, sigV4Signed, upstreamFor, withTestOf, type AwsSigner, type Placed, type Planned, type Recorder } from './rerecord.ts';
 import { originKey, originOf } from '../store/origins.ts';
 import { createTape, decodeOrWarn, nativeStringsFor, recordFrame, rewriteTapeWith, scanTape, type TapeHeader, type TapeRecordEntry, type TapeWarning } from '../store/tape-file.ts';
@@ -238,16 +239,19 @@ interface Named {
  * filed for that one). --hostless-upstream sends the first kind somewhere and leaves the others
  * to their own hosts, so it is the fix wherever the two kinds are mixed.
  */
-function checkHosts(plan: readonly Planned[], hosts: ReadonlyMap<string, { origin: string; count: number }>, named: Named, examples: { upstream: string; hostless: string }): void {
-  const nowhere = plan.filter((x) => typeof x.record.origin !== 'string').map((x) => `#${x.index}`);
+function checkHosts(plan: readonly Planned[], hosts: ReadonlyMap<string, { origin: string; count: number }>, named: Named, ran: { tape: string; yes?: boolean; budget?: string; only?: string; out?: string }): void {
+  const hostless = plan.filter((x) => typeof x.record.origin !== 'string');
+  const nowhere = hostless.map((x) => `#${x.index}`);
+  // The command to run: the user's tape and flags, the host of the API the recordings are of.
+  const command = (flag: '--upstream' | '--hostless-upstream') => hostlessCommand(ran.tape, hostless.map((x) => x.record.route), flag, ran);
   const { upstream } = named;
   if (upstream === undefined) {
     if (nowhere.length === 0 || named.hostlessUpstream !== undefined) return;
     const all = nowhere.length === plan.length;
     const which = `${all ? `the recordings name no host to send their requests to` : `${nowhere.length} of the ${plan.length} recordings name no host to send ${nowhere.length === 1 ? 'its request' : 'their requests'} to`} (made before tapes stored hosts, or written by hand with a path alone; records ${nowhere.slice(0, 5).join(', ')}${nowhere.length > 5 ? ', ...' : ''})`;
     // All of them hostless: one URL for all is the plain answer. Mixed: only they need one.
-    if (all) throw new TapedeckError('E_ARG', `rerecord needs --upstream: ${which}.`, { hint: examples.upstream });
-    throw new TapedeckError('E_ARG', `rerecord needs --hostless-upstream: ${which}.`, { hint: `--hostless-upstream URL sends ${nowhere.length === 1 ? 'it' : 'them'} there and every other request to the host it was recorded for: ${examples.hostless}` });
+    if (all) throw new TapedeckError('E_ARG', `rerecord needs --upstream: ${which}.`, { hint: command('--upstream') });
+    throw new TapedeckError('E_ARG', `rerecord needs --hostless-upstream: ${which}.`, { hint: `--hostless-upstream URL sends ${nowhere.length === 1 ? 'it' : 'them'} there and every other request to the host it was recorded for: ${command('--hostless-upstream')}` });
   }
   if (hosts.size > 1) {
     const list = [...hosts.values()].map((h) => `${h.origin} (${h.count})`).join(', ');
@@ -393,10 +397,12 @@ export async function rerecordCommand(args: string[], recorder: (tape: string) =
       return 0;
     }
     const example = 'tapedeck rerecord tapes/chat.tape --budget 0.50';
-    const withUpstream = 'tapedeck rerecord tapes/chat.tape --upstream https://api.openai.com --budget 0.50';
-    const withHostless = 'tapedeck rerecord tapes/chat.tape --hostless-upstream https://api.openai.com --budget 0.50';
     if (p.length !== 1) throw usageError(`rerecord needs one tape; got ${p.length}.`, example);
     const tape = p[0]!;
+    // The examples of a malformed URL name the user's tape (the URL is the example's part).
+    const ran = { tape, yes: v.yes, budget: v.budget, only: v.only, out: v.out };
+    const withUpstream = hostlessCommand(tape, ['POST /v1/chat/completions'], '--upstream', ran);
+    const withHostless = hostlessCommand(tape, ['POST /v1/chat/completions'], '--hostless-upstream', ran);
     // Without --upstream each request goes to the host its recording names (checked below), and
     // one whose recording names none to --hostless-upstream.
     const named: Named = { upstream: v.upstream, hostlessUpstream: v['hostless-upstream'] };
@@ -460,7 +466,7 @@ export async function rerecordCommand(args: string[], recorder: (tape: string) =
     }
     const estimate = plan.reduce((a, x) => a + x.estimate, 0);
     const hosts = hostsOf(plan);
-    checkHosts(plan, hosts, named, { upstream: withUpstream, hostless: withHostless });
+    checkHosts(plan, hosts, named, ran);
     const hostless = plan.filter((x) => typeof x.record.origin !== 'string').length;
     if (named.hostlessUpstream !== undefined && hostless === 0) process.stderr.write(`tapedeck rerecord: note: every recording${v.only || hostlessOnly ? ' picked' : ''} names its host; --hostless-upstream sends none to ${named.hostlessUpstream}.\n`);
     // Where each planned request goes: its recording's host, --upstream for all, or

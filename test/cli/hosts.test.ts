@@ -150,7 +150,7 @@ describe('tapedeck rerecord', () => {
     a.calls.length = 0;
     const bare = await cli('rerecord', 'old.tape', '--yes', '--out', 'old.new.tape');
     expect(bare.status).toBe(2);
-    expect(bare.stderr).toMatch(/^tapedeck: E_ARG rerecord needs --upstream: the recordings name no host to send their requests to \(made before tapes stored hosts, or written by hand with a path alone; records #0, #1\)\.\nhint: tapedeck rerecord tapes\/chat\.tape --upstream https:\/\/api\.openai\.com --budget 0\.50\n$/);
+    expect(bare.stderr).toMatch(/^tapedeck: E_ARG rerecord needs --upstream: the recordings name no host to send their requests to \(made before tapes stored hosts, or written by hand with a path alone; records #0, #1\)\.\nhint: tapedeck rerecord old\.tape --upstream https:\/\/api\.openai\.com --yes --out old\.new\.tape\n$/);
     expect(a.calls).toEqual([]);
     const r = await cli('rerecord', 'old.tape', '--yes', '--upstream', a.origin, '--out', 'old.new.tape');
     expect(r.stderr).toContain(`tapedeck rerecord: 2 requests to ${a.origin}; estimated cost`);
@@ -189,7 +189,7 @@ describe('tapedeck rerecord --hostless-upstream', () => {
     reset();
     const r = await cli('rerecord', mixed, '--yes', '--out', 'mixed.none.tape');
     expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(/^tapedeck: E_ARG rerecord needs --hostless-upstream: 2 of the 4 recordings name no host to send their requests to \(made before tapes stored hosts, or written by hand with a path alone; records #2, #3\)\.\nhint: --hostless-upstream URL sends them there and every other request to the host it was recorded for: tapedeck rerecord tapes\/chat\.tape --hostless-upstream https:\/\/api\.openai\.com --budget 0\.50\n$/);
+    expect(r.stderr).toMatch(/^tapedeck: E_ARG rerecord needs --hostless-upstream: 2 of the 4 recordings name no host to send their requests to \(made before tapes stored hosts, or written by hand with a path alone; records #2, #3\)\.\nhint: --hostless-upstream URL sends them there and every other request to the host it was recorded for: tapedeck rerecord mixed\.tape --hostless-upstream https:\/\/api\.openai\.com --yes --out mixed\.none\.tape\n$/);
     expect([a.calls.length, b.calls.length, c.calls.length]).toEqual([0, 0, 0]);
   });
 
