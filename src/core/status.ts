@@ -72,7 +72,14 @@ function lineCol(bytes: Uint8Array, offset: number): { line: number; column: num
 // ignoreBOM keeps a leading byte order mark in the excerpt, as Buffer does.
 const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
 
-function excerpt(bytes: Uint8Array, offset: number): string {
+/**
+ * The text around a byte offset as an error quotes it: up to 24 bytes either side, `⟪here⟫`
+ * between them.
+ *
+ * @example
+ * excerpt(new TextEncoder().encode('{"a":1,}'), 7) // '{"a":1,⟪here⟫}'
+ */
+export function excerpt(bytes: Uint8Array, offset: number): string {
   const from = Math.max(0, offset - 24);
   const to = Math.min(bytes.length, offset + 24);
   // Escaped as a JSON string is (one line, control characters and backslashes said), but with

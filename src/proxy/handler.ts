@@ -8,6 +8,7 @@ import { VERSION } from '../version.ts';
 import { checkOptionNames, checkOptionsObject, optionNames } from '../option-names.ts';
 import { REDACT_INNER } from '../store/redact-options.ts';
 import { afterOversizedBody } from './oversized-body.ts';
+import { maskJsonErrorExcerpt } from './json-error-excerpt.ts';
 import { Deck, DECK_OPTION_NAMES, emptyStats, type DeckOptions, type DeckRequest, type DeckStats, type Decision, type Prepared } from './deck.ts';
 import { asTapedeckError, errorAnswer, showsWholeBody, statusOf } from './http-errors.ts';
 import { checkHooks, reportRecordHookFailure } from './deck-hooks.ts';
@@ -1044,11 +1045,13 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
   function handleOpen(d: Deck, req: IncomingMessage, res: ServerResponse, t0: number, slot: number): void {
     readBodyThen(req, d.maxBodyBytes, (err, body) => {
       let pending: Promise<void> | undefined;
+      // A malformed body's error quotes it: with its secrets masked (./json-error-excerpt.ts).
+      const fail = (e: unknown) => sendError(req, res, body === undefined ? e : maskJsonErrorExcerpt(e, req.headers, body, d.maxBodyBytes, d.redactor));
       try {
         if (err !== undefined) throw err;
         if (isMcpRequest(req.headers, body!, req)) {
           pending = mcpEndpoint(d).handle(req, res, body!);
-          pending.catch((e: unknown) => sendError(req, res, e)).finally(() => finished(t0, slot, res));
+          pending.catch(fail).finally(() => finished(t0, slot, res));
           return;
         }
         const dreq = deckRequest(req, body!);
@@ -1059,10 +1062,10 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
           pending = decision instanceof Promise ? decision.then((x) => answer(d, req, res, dreq, x)) : answer(d, req, res, dreq, decision);
         }
       } catch (e) {
-        sendError(req, res, e);
+        fail(e);
       }
       if (pending === undefined) finished(t0, slot, res);
-      else pending.catch((e: unknown) => sendError(req, res, e)).finally(() => finished(t0, slot, res));
+      else pending.catch(fail).finally(() => finished(t0, slot, res));
     });
   }
 
