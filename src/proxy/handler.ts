@@ -547,6 +547,9 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
     // An oversized body may not have been read to the end; close the connection rather than
     // reuse it (HTTP/2 has no such header: the stream alone is reset when the answer ends).
     if (e.code === 'E_BODY_TOO_LARGE' && req.httpVersionMajor !== 2) headers.connection = 'close';
+    // An answer to HEAD has no body: what went wrong goes in a header, or the client (a
+    // `requests.head` in a test) sees a bare 400 and the reason is only in the proxy's log.
+    if (req.method === 'HEAD') headers['x-tapedeck-message'] = sanitize(e.code === 'E_MISS' ? missLine(e) : e.message);
     res.writeHead(status, headers);
     res.end(body);
   }
