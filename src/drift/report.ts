@@ -10,7 +10,7 @@ import { classifyPair, DRIFT_CLASSES, type Classification, type ClassifyOptions,
 import { pairRecordings, type Pairing, type Recorded, type TapeSide } from './pair.ts';
 import { pairSessions, type RealtimePairing } from './realtime-diff.ts';
 import { pairExchanges, type McpPairing, type McpRecorded } from './mcp-diff.ts';
-import { uncomparedRecords, type Uncompared } from './uncompared.ts';
+import { newerByKey, uncomparedRecords, type Uncompared } from './uncompared.ts';
 import { toleranceText, usageCounts } from './usage.ts';
 import { unifyMaskBytes, withMaskedNote } from './masks.ts';
 
@@ -294,6 +294,14 @@ const zero = () => Object.fromEntries(DRIFT_CLASSES.map((c) => [c, 0])) as Recor
 export function driftReport(oldTapes: readonly TapeSide[], newTapes: readonly TapeSide[], labels: { old: string; new: string }, opts: ReportOptions = {}): DriftReport {
   const failOn = [...(opts.failOn ?? DEFAULT_FAIL_ON)];
   const entries = [...pairRecordings(oldTapes, newTapes).map((p) => entryOf(p, opts)), ...pairSessions(oldTapes, newTapes).map(sessionEntryOf), ...pairExchanges(oldTapes, newTapes).map(mcpEntryOf)];
+  // A recording whose request the other side holds in a newer tapedeck's record version is not
+  // gone (or new): it was not compared, and the upgrade compares it.
+  const newer = { old: newerByKey(oldTapes), new: newerByKey(newTapes) };
+  for (const e of entries) {
+    const other = e.status === 'removed' ? 'new' : e.status === 'added' ? 'old' : undefined;
+    const version = other && newer[other].get(`${e.tape}\u0000${(e.old ?? e.new)!.key}`);
+    if (version) e.summary = `not compared: the ${other} recording is of record version ${version} (upgrade tapedeck to compare)`;
+  }
   const classes = zero();
   const primary = zero();
   let failing = 0;

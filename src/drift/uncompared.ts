@@ -7,12 +7,15 @@
 
 import { askedOf } from './answer.ts';
 import { isMcpRecord, isRealtimeRecord } from '../store/records.ts';
+import { newerRecordVersion } from '../store/record-version.ts';
 import type { TapeSide } from './pair.ts';
 
 /** Records of one kind no report compares, and how many each side holds. */
 export interface Uncompared {
   /** The records' `kind` (`tapedeck.replay`, another tool's), or `unknown` for records that name none. */
   kind: string;
+  /** Records of tapedeck's own kind written by a newer tapedeck: their record version, which this one does not read. */
+  version?: number;
   old: number;
   new: number;
 }
@@ -39,15 +42,38 @@ export function uncomparedRecords(oldTapes: readonly TapeSide[], newTapes: reado
       for (const r of t.records) {
         const kind = uncomparedKind(r);
         if (kind === undefined) continue;
-        let u = by.get(kind);
-        if (!u) by.set(kind, (u = { kind, old: 0, new: 0 }));
+        // A newer tapedeck's record is counted apart: the upgrade is what compares it.
+        const version = newerRecordVersion(r)?.version;
+        const at = version === undefined ? kind : `${kind}\u0000${version}`;
+        let u = by.get(at);
+        if (!u) by.set(at, (u = { kind, ...(version !== undefined ? { version } : {}), old: 0, new: 0 }));
         u[side]++;
       }
     }
   };
   count(oldTapes, 'old');
   count(newTapes, 'new');
-  return [...by.values()].sort((a, b) => a.kind.localeCompare(b.kind));
+  return [...by.values()].sort((a, b) => a.kind.localeCompare(b.kind) || (a.version ?? 0) - (b.version ?? 0));
+}
+
+/**
+ * The record versions of the records a newer tapedeck wrote, by tape name and stored key: a
+ * recording of the same request on the other side of a report was not compared with them, and
+ * is neither gone nor new.
+ *
+ * @example
+ * newerByKey(after).get(`chat.tape\u0000${key}`) // 9: the new tape's recording of key is of record version 9
+ */
+export function newerByKey(tapes: readonly TapeSide[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const t of tapes) {
+    for (const r of t.records) {
+      const n = newerRecordVersion(r);
+      const key = n && (r as { key?: unknown }).key;
+      if (n && typeof key === 'string') out.set(`${t.name}\u0000${key}`, n.version);
+    }
+  }
+  return out;
 }
 
 /**
@@ -55,9 +81,11 @@ export function uncomparedRecords(oldTapes: readonly TapeSide[], newTapes: reado
  *
  * @example
  * uncomparedPhrase([{ kind: 'tapedeck.replay', old: 3, new: 2 }]) // '5 records not compared (tapedeck.replay: 3 old, 2 new)'
+ * uncomparedPhrase([{ kind: 'http', version: 9, old: 0, new: 1 }]) // '1 record not compared (http of record version 9, newer than this tapedeck reads: 0 old, 1 new)'
  */
 export function uncomparedPhrase(list: readonly Uncompared[]): string {
   if (list.length === 0) return '';
   const total = list.reduce((n, u) => n + u.old + u.new, 0);
-  return `${total} record${total === 1 ? '' : 's'} not compared (${list.map((u) => `${u.kind}: ${u.old} old, ${u.new} new`).join('; ')})`;
+  const what = (u: Uncompared) => (u.version === undefined ? u.kind : `${u.kind} of record version ${u.version}, newer than this tapedeck reads`);
+  return `${total} record${total === 1 ? '' : 's'} not compared (${list.map((u) => `${what(u)}: ${u.old} old, ${u.new} new`).join('; ')})`;
 }
