@@ -35,6 +35,7 @@ import { closeRemovalFailure } from './close-failure.ts';
 import { assertNoCycle } from './cycle.ts';
 import { aheadIsLoss, Turns, type TurnMark } from './turns.ts';
 import { isHandWrittenRun } from './hand-written-run.ts';
+import { checkRecordKind } from './kind-check.ts';
 
 /** Which stored records a collection owns, and how it finds them. */
 export interface RecordKind<R> {
@@ -214,8 +215,11 @@ function lastLive<R>(s: Slot<R>): Entry<R> | undefined {
 }
 
 /**
+ * The recordings of one kind in one store (a tape, Redis, memory): served in recorded order,
+ * appended durably, and replaced or pruned only at close.
+ *
  * @example
- * const col = await RecordCollection.open(new TapeBackend('chat.tape'), { mode: 'update', kind: cacheRecords });
+ * const col = await RecordCollection.open(new TapeBackend('chat.tape'), { mode: 'update', kind: cacheRecords([]) });
  * const hit = col.next(key);                      // the next recording of key, in recorded order
  * if (!hit) await col.append(key, record);        // durable when this resolves
  * const report = await col.close();               // record mode: replaces what was re-recorded
@@ -339,9 +343,10 @@ export class RecordCollection<R> {
    * missing store in replay is empty, every lookup a miss; passthrough loads nothing).
    *
    * @example
-   * const col = await RecordCollection.open(new MemoryBackend(), { mode: 'record', kind: cacheRecords });
+   * const col = await RecordCollection.open(new MemoryBackend(), { mode: 'record', kind: cacheRecords([]) });
    */
   static async open<R>(backend: RecordBackend, opts: CollectionOptions<R>): Promise<RecordCollection<R>> {
+    checkRecordKind(opts.kind);
     if (opts.mode === 'passthrough') return new RecordCollection(backend, opts, false, []);
     try {
       return await RecordCollection.opened(backend, opts);

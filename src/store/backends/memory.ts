@@ -27,7 +27,7 @@ const MEMORY_OPTIONS = optionNames<MemoryBackendOptions>()(['name', 'records', '
 /**
  * @example
  * const backend = new MemoryBackend({ name: 'chat', records: recordsFromAJsonExport });
- * const col = await RecordCollection.open(backend, { mode: 'replay', kind: httpRecords });
+ * const col = await RecordCollection.open(backend, { mode: 'replay', kind: httpRecords() });
  */
 export class MemoryBackend implements RecordBackend {
   readonly location: string;

@@ -38,7 +38,7 @@ const asFrame = (payload: Buffer) => ({ offset: -FRAME_HEADER_SIZE, length: payl
 /**
  * @example
  * const backend = await RedisBackend.open('redis://127.0.0.1:6379/0', { namespace: 'my-app' });
- * const col = await RecordCollection.open(backend, { mode: 'update', kind: cacheRecords });
+ * const col = await RecordCollection.open(backend, { mode: 'update', kind: cacheRecords([]) });
  */
 export class RedisBackend implements RecordBackend {
   readonly location: string;

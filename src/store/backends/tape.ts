@@ -96,7 +96,7 @@ export const lazyTape = { min: 4 << 20 };
 /**
  * @example
  * const backend = new TapeBackend('test/__tapes__/chat.tape');
- * const col = await RecordCollection.open(backend, { mode: 'update', kind: cacheRecords });
+ * const col = await RecordCollection.open(backend, { mode: 'update', kind: cacheRecords([]) });
  */
 export class TapeBackend implements RecordBackend {
   readonly location: string;
