@@ -438,8 +438,8 @@ function elementsOf(input: unknown, what: string, opts: PathHashOptions | undefi
  * `digest` is then the digest of the whole object.
  *
  * @example
- * const { messageHashes, pathHashes } = pathHashes([{ role: 'user', content: 'hi' }])
- * pathHashes[0] === messageHashes[0] // true: the chain starts at the first message
+ * const h = pathHashes([{ role: 'user', content: 'hi' }])
+ * h.pathHashes[0] === h.messageHashes[0] // true: the chain starts at the first message
  */
 export function pathHashes(messages: unknown[] | object | string | Uint8Array, opts?: PathHashOptions): PathHashes {
   return elementsOf(messages, 'pathHashes', opts, true);

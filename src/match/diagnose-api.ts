@@ -21,12 +21,13 @@ function checkContext(ctx: unknown, where: string): asserts ctx is MissContext {
 /**
  * Builds the E_MISS error for a request no recording answers: the short headline (what differs
  * from the closest recording and how to fix it) with at most two excerpt lines, and in
- * `details` the rest (`difference`, `kind`, `fix`, `closest`, `report`).
+ * `details` the rest (`difference`, `kind`, `fix`, `closest`, `report`). createMatcher's match()
+ * throws it on a miss; a matcher of your own builds the {@link MissContext} (the request's keys,
+ * the recordings' keys) and gets the same diagnosis.
  *
  * @example
- * try { matcher.match(request) } catch (e) {
- *   if (e instanceof TapedeckError && e.code === 'E_MISS') console.log(e.message, e.details.report)
- * }
+ * const e = explainMiss(ctx)                 // ctx: MissContext, what your matcher holds at the miss
+ * e.code === 'E_MISS' && e.details.report     // the whole diagnosis as text; e.message its headline
  */
 export function explainMiss(ctx: MissContext): TapedeckError {
   checkContext(ctx, 'explainMiss');

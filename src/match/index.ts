@@ -1,6 +1,6 @@
 // The matcher: request normalization, request keys and signatures, four matching modes, and
 // misses that explain themselves.
-export type { MissEntry, MissKind, NearMiss } from './diagnose.ts';
+export type { MissContext, MissEntry, MissKind, NearMiss } from './diagnose.ts';
 export { closestRecordings, explainMiss } from './diagnose-api.ts';
 export { createMatcher } from './matcher-api.ts';
 export {

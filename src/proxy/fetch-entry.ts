@@ -8,7 +8,7 @@
  * @example
  * import OpenAI from 'openai'
  * import { createFetch } from 'llm-tapedeck/fetch'
- * const client = new OpenAI({ fetch: createFetch({ tape: 'tapes/chat.tape' }) })
+ * const client = new OpenAI({ apiKey: process.env.OPENAI_API_KEY ?? 'replay', fetch: createFetch({ tape: 'tapes/chat.tape' }) })
  */
 export { createFetch, type FetchOptions, type TapedeckFetch } from './fetch.ts';
 export { installFetchSwitch, type FetchSwitch, type FetchSwitchOptions, type HostPattern } from './global-fetch.ts';

@@ -39,7 +39,9 @@ export function parseSse(text: string | Uint8Array): SseEvent[] {
  *
  * @example
  * const body = assembleStream(rec.response.headers['content-type'], rec.response.body)
- * body?.choices?.[0]?.message.content // the streamed text, whole
+ * // Record<string, unknown>: the shape is the provider's (OpenAI chat here), so name it
+ * const chat = body as { choices: { message: { content: string | null } }[] } | undefined
+ * chat?.choices[0]?.message.content // the streamed text, whole
  */
 export function assembleStream(contentType: string | readonly string[] | undefined | null, bytes: Uint8Array | string): Record<string, unknown> | undefined {
   return assemble(contentType, streamText(bytes, 'assembleStream'));

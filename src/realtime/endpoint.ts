@@ -581,11 +581,12 @@ export class RealtimeEndpoint {
   }
 
   /**
-   * The usage marks of the sessions replayed (a miss gives its session back) or recorded so far:
-   * a run summary counts them used, as it counts the HTTP recordings served.
+   * The usage marks (`realtime <sid>`, the sid of a session's head record) of the sessions
+   * replayed (a miss gives its session back) or recorded so far: a run summary counts them used,
+   * as it counts the HTTP recordings served.
    *
    * @example
-   * endpoint.usedMarks().has(realtimeUsageMark(head)) // true once the session replayed
+   * endpoint.usedMarks().has(`realtime ${head.sid}`) // true once the session replayed
    */
   usedMarks(): ReadonlySet<string> {
     return this.opened?.usedMarks() ?? new Set();

@@ -442,12 +442,13 @@ export class RealtimeTape extends SessionTape<RealtimeRecord> {
   }
 
   /**
-   * The usage marks (src/realtime/usage-mark.ts) of the sessions recorded so far and of those
-   * replayed, not given back by a miss (a session that missed is as unused as an HTTP recording
-   * no request matched): what a run summary counts as used, so a prune after the run keeps them.
+   * The usage marks (`realtime <sid>`, the sid of a session's head record) of the sessions
+   * recorded so far and of those replayed, not given back by a miss (a session that missed is as
+   * unused as an HTTP recording no request matched): what a run summary counts as used, so a
+   * prune after the run keeps them.
    *
    * @example
-   * tape.usedMarks().has(realtimeUsageMark(head)) // true once the session replayed
+   * tape.usedMarks().has(`realtime ${head.sid}`) // true once the session replayed
    */
   usedMarks(): Set<string> {
     const out = new Set(this.recordedMarks);

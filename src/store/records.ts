@@ -192,7 +192,7 @@ const HTTP_HEAD_ORIGIN: readonly string[] = [...HTTP_HEAD, 'origin', 'upstreamPa
  * records whose stored key was from an older spec version.
  *
  * @example
- * const kind = httpRecords({ ignoreArgs: ['user'] }, ORIGIN_FILING)
+ * const kind = httpRecords({ ignoreArgs: ['user'] }) // keyed without `user`, filed by route alone
  */
 export function httpRecords(norm: NormalizeOptions = {}, origins?: OriginFiling): RecordKind<HttpRecord> & { rekeyed: number; mcp: number; realtime: number } {
   let lastRoute = '';

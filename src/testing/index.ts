@@ -9,7 +9,7 @@
  * import { openTestTape } from 'llm-tapedeck/testing'
  * const tape = openTestTape({ tape: 'test/__tapes__/chat/says-hello.tape' })
  * try {
- *   const client = new OpenAI({ fetch: tape.fetch })
+ *   const client = new OpenAI({ apiKey: process.env.OPENAI_API_KEY ?? 'replay', fetch: tape.fetch })
  *   // ...
  * } finally {
  *   await tape.close()

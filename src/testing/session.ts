@@ -226,7 +226,7 @@ export interface TestTape {
    *
    * @example
    * const { url, ca } = await tape.serve({ upstream: 'https://api.openai.com' })
-   * const rt = new OpenAIRealtimeWS({ model: 'gpt-realtime', options: { ca } }, new OpenAI({ baseURL: `${url}/v1` }))
+   * const rt = new OpenAIRealtimeWS({ model: 'gpt-realtime', options: { ca } }, new OpenAI({ apiKey: process.env.OPENAI_API_KEY ?? 'replay', baseURL: `${url}/v1` }))
    */
   serve(opts?: TestServeOptions): Promise<{ url: string; ca?: string }>;
   /**
@@ -261,12 +261,16 @@ export interface TestServeOptions {
  * after-each hook (the vitest fixture in `llm-tapedeck/vitest` does both for you).
  *
  * @example
- * import { openTestTape } from 'llm-tapedeck/vitest'
- * let tape
- * beforeEach(function () { tape = openTestTape({ tape: `test/__tapes__/${this.currentTest.title}.tape` }) })
+ * // node:test; any runner's before-each and after-each hooks do the same
+ * import { afterEach, beforeEach, it } from 'node:test'
+ * import OpenAI from 'openai'
+ * import { openTestTape, slug, type TestTape } from 'llm-tapedeck/testing'
+ * let tape: TestTape
+ * beforeEach((t) => { tape = openTestTape({ tape: `test/__tapes__/${slug(t.name)}.tape` }) })
  * afterEach(() => tape.close())
  * it('says hello', async () => {
- *   const client = new OpenAI({ fetch: tape.fetch })
+ *   // a key only to record with: the SDK refuses to start without one, in a CI replay too
+ *   const client = new OpenAI({ apiKey: process.env.OPENAI_API_KEY ?? 'replay', fetch: tape.fetch })
  * })
  */
 export function openTestTape(opts: TestTapeOptions): TestTape {

@@ -1023,10 +1023,11 @@ export class ConversationTree {
 
   /**
    * Read-only lookup: the node of the longest recorded prefix and where the conversation leaves
-   * the tree. Changes nothing, counts nothing.
+   * the tree. Changes nothing, counts nothing. A request body is normalized as findOrCreate does
+   * it, so give the body itself: its raw `messages` are not the tree's (content becomes blocks).
    *
    * @example
-   * const { node, matched } = tree.find(messages)  // matched === messages.length: all known
+   * const { node, matched } = tree.find(requestBody)  // matched === its message count: all known
    */
   find(input: TreeInput, opts: FindOptions = {}): { node: TreeNode | null; matched: number; divergence: Divergence | null; alternatives: readonly Alternative[] } {
     const h = this.hashesOf(input, opts);
@@ -1198,10 +1199,11 @@ export class ConversationTree {
   }
 
   /**
-   * The node with this path hash (O(1)).
+   * The node with this path hash (O(1)). A tree of request bodies (loadTree, fromRecords) is
+   * addressed by the normalized messages: requestKeys(body) gives their hashes.
    *
    * @example
-   * tree.byPathHash(pathHashes(messages).pathHashes.at(-1)!)?.alternatives
+   * tree.byPathHash(requestKeys(requestBody).pathHashes.at(-1)!)?.alternatives // the recorded answers
    */
   byPathHash(pathHash: string): TreeNode | undefined {
     return this.byPath.get(pathHash);
@@ -1209,10 +1211,12 @@ export class ConversationTree {
 
   /**
    * Every node whose message has this digest, wherever it sits (O(1) per node returned):
-   * "all the places this prompt was asked".
+   * "all the places this prompt was asked". In a tree of request bodies the digest is that of
+   * the normalized message (requestKeys(body).messageHashes), not hashValue of the message as
+   * written; hashValue(message) is it for message lists given as they are.
    *
    * @example
-   * tree.byPromptHash(hashValue({ role: 'user', content: 'Germany?' })).length
+   * tree.byPromptHash(requestKeys(requestBody).messageHashes[0]!).length // 1: where it was asked
    */
   byPromptHash(promptHash: string): readonly TreeNode[] {
     const v = this.byPrompt.get(promptHash);
@@ -1221,10 +1225,10 @@ export class ConversationTree {
 
   /**
    * The child of `parentHash` (null: a first message) whose message has digest `promptHash`: the
-   * (parent, prompt_hash) index, O(1).
+   * (parent, prompt_hash) index, O(1). Digests as for {@link byPromptHash}.
    *
    * @example
-   * tree.child(null, hashValue(firstMessage))   // the conversation root, if recorded
+   * tree.child(null, requestKeys(requestBody).messageHashes[0]!) // the conversation's root, if recorded
    */
   child(parentHash: string | null, promptHash: string): TreeNode | undefined {
     if (parentHash === null) return this.rootIndex.get(promptHash);

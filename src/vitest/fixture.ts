@@ -269,9 +269,9 @@ export function tapedeckFixtures(options: TapedeckTestOptions = {}) {
  * import { test, expect } from 'llm-tapedeck/vitest'
  * import OpenAI from 'openai'
  * test('says hello', async ({ tape }) => {
- *   const client = new OpenAI({ fetch: tape.fetch })
+ *   const client = new OpenAI({ apiKey: process.env.OPENAI_API_KEY ?? 'replay', fetch: tape.fetch })
  *   const r = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello' }] })
- *   expect(r.choices[0].message.content).toBeTruthy()
+ *   expect(r.choices[0]?.message.content).toBeTruthy()
  * })
  */
 export const test = base.extend<TapedeckContext>(tapedeckFixtures());
