@@ -74,6 +74,13 @@ export type McpTiming = 'none' | 'recorded' | number;
 
 export interface McpSessionOptions {
   tape: McpTape;
+  /**
+   * The secret variables of the environment the live server was started with (`tapedeck mcp`,
+   * src/mcp/server-env.ts): masked wherever the server repeats their values, as a call's own
+   * secret params are. A token of no known format printed by a tool (40 hex digits) was stored
+   * as sent.
+   */
+  serverEnv?: Readonly<Record<string, string>>;
   /** Makes the live server's transport; started on the first message that needs it. */
   upstream?: () => McpUpstream;
   /** A message to the client; `related` is the id of the client request it belongs to. */
@@ -590,7 +597,9 @@ export class McpSession {
   private masks(ex: Live): Redactor {
     let r = this.echoMasks.get(ex);
     if (r === undefined) {
-      r = ex.params === undefined ? this.tape.redactor : echoing(this.tape.redactor, { headers: {}, url: '', body: new TextEncoder().encode(JSON.stringify({ method: ex.method, params: ex.params })) });
+      // The server's environment is looked for as a request's headers are: by name, whole values.
+      const env = this.opts.serverEnv ?? {};
+      r = ex.params === undefined && this.opts.serverEnv === undefined ? this.tape.redactor : echoing(this.tape.redactor, { headers: env, url: '', body: ex.params === undefined ? new Uint8Array() : new TextEncoder().encode(JSON.stringify({ method: ex.method, params: ex.params })) });
       this.echoMasks.set(ex, r);
     }
     return r;

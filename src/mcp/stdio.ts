@@ -11,6 +11,7 @@ import { readLines } from './lines.ts';
 import { programSession } from './sessions.ts';
 import { MCP_SHUTDOWN_GRACE_MS, McpSession, type McpTiming, type McpUpstream } from './session.ts';
 import { McpTape, type McpTapeOptions } from './tape.ts';
+import { serverSecrets } from './server-env.ts';
 import type { ChaosOptions } from '../chaos/options.ts';
 
 /** How the server is started. */
@@ -154,7 +155,7 @@ export async function runStdio(opts: RunStdioOptions): Promise<number> {
     tape,
     session: program.session,
     ...(program.server !== undefined ? { server: program.server } : {}),
-    ...(server ? { upstream: () => stdioUpstream(server, stderr) } : {}),
+    ...(server ? { upstream: () => stdioUpstream(server, stderr), serverEnv: serverSecrets(server.env ?? process.env) } : {}),
     // The server is the session: once it is gone, so is tapedeck (exit 1), and the messages
     // still on stdin get its error rather than a server started again.
     serverOnce: true,
