@@ -64,6 +64,34 @@ import { brand } from './error-brand.ts';
  *   `fetch` option was given: its answers would have been recorded as the provider's.
  * - `E_CHAOS_SPEC`: a chaos SPEC (`--chaos`) or an `x-tapedeck-chaos` header naming no fault.
  * - `E_CHAOS_MODE`: chaos asked for in record, update or passthrough mode without `--chaos-live`.
+ * - `E_CHAOS`: an answer chaos injected (in the provider's error shape where it has one), never
+ *   the API's; `details.fault` names the fault.
+ * - `E_CLOSED`: a call on a ReplayCache, or on recordings, after their close().
+ * - `E_MODE`: a tape mode that is not one (the `mode` option or TAPEDECK_MODE), or a recording
+ *   mode where nothing can be recorded (a tape loaded in a page).
+ * - `E_FORWARD_PROXY`: `tapedeck serve` sent a request as to a forward proxy (CONNECT, or an
+ *   absolute URL from HTTP_PROXY / HTTPS_PROXY): point the client's base URL at it instead.
+ * - `E_PROXY_BODY`: a body parser mounted before createHandler already read the request body,
+ *   which cannot be turned back into the bytes the client sent.
+ * - `E_PROXY_PATH`: a request path whose `..` segments climb above its root (HTTP 400); nothing
+ *   is forwarded.
+ * - `E_REQUEST_ENCODING`: a request Content-Encoding that is not supported, or a body that is not
+ *   what its encoding says.
+ * - `E_RECORD_FAILED`: a live answer whose record could not be stored (a full disk, a tape lock
+ *   held, Redis gone), so it is not served as if it were recorded.
+ * - `E_TAPE_DAMAGED`: the recording a call is owed (or the audio a realtime session refers to)
+ *   is damaged or missing on the tape; no other call's recording takes its place.
+ * - `E_TAPE_TYPE`: a value of a tape type (registerTapeType) whose class is not registered in
+ *   this process.
+ * - `E_TAPE_IMPORT`: tape JSON `importTapeJSON` / `tapedeck import` cannot take (not an export,
+ *   a review-form export, a bad origin); nothing is written.
+ * - Warnings when a store is read (`warnings[].code`; the good records are kept): `E_TAPE_EMPTY`
+ *   (a 0-byte tape: a crash before its header was written), `E_TAPE_HEADER` (a damaged header:
+ *   its metadata is lost, `tapedeck prune` writes a fresh one), `E_REPLAY_RECORD` (a replay
+ *   record DurableReplayStore cannot read back), `E_STORE_DAMAGED` (a Redis namespace whose
+ *   index was lost; its records are still served).
+ * - Redis stores: `E_STORE_UNAVAILABLE` (the server cannot be reached, or stopped answering),
+ *   `E_STORE` (it refused a command; what that write held was not stored).
  * - Command line only: `E_USAGE` (an unknown command or option, a missing argument; exit 2),
  *   `E_FILE` (a path that is missing, a directory where a file is expected, or unreadable),
  *   `E_IMPORT_FORMAT` (input `tapedeck import` does not read; no tape is written),
