@@ -229,8 +229,9 @@ export function httpRecords(norm: NormalizeOptions = {}, origins?: OriginFiling)
       const v = value();
       if (!isHttpRecord(v)) return undefined;
       const cur = currentHttpKey(v, norm);
-      // Counted as the line says: every recording of an older key spec, changed key or not.
-      if (!keyedAsFiled(v)) kind.rekeyed++;
+      // Counted as the line says: every recording keyed again, changed key or not (one of a
+      // newer key spec, which this tapedeck cannot key, keeps its stored key: `cur` is `v`).
+      if (cur !== v) kind.rekeyed++;
       return httpRecordKey(filed(v.route, v), cur.match, cur.key);
     },
     // Filed at open as the group `route NUL match:` (the route with its origin after it) and the
@@ -407,14 +408,13 @@ export function cacheRecords(ignoredArgs: readonly string[] | undefined, volatil
         const keys = rekey(v.request, head.keyVersion ?? undefined, { ignoreArgs: ignoredArgs, ...(volatile ? { volatileText } : {}) });
         if (!keys) throw new TapedeckError('E_REQUEST', 'the stored request is no LLM request shape');
         rekeyed = keys.key;
+        // Counted only when keyed again: one of a newer key spec keeps its stored key (below).
+        if (stale) kind.rekeyed++;
       } catch (e) {
         if (key === undefined || !(e instanceof TapedeckError)) throw e;
         rekeyed = key;
       }
-      if (stale) {
-        kind.rekeyed++;
-        return rekeyed;
-      }
+      if (stale) return rekeyed;
       return key !== undefined && key !== rekeyed ? [rekeyed, key] : rekeyed;
     },
     // ReplayCache records have no `kind`; a store names them `cache`.
