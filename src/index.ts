@@ -17,6 +17,7 @@ export {
   type PathHashes,
   type PathHashOptions,
   type Sha256Hasher,
+  type Sha256Input,
   type TraceTokenInput,
 } from './core/index.ts';
 export { MAX_DEPTH, MAX_INPUT_BYTES, TapedeckError, type TapedeckErrorCode, type TapedeckErrorDetails } from './errors.ts';

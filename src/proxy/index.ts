@@ -13,7 +13,8 @@ export { createFetch, type FetchOptions, type TapedeckFetch } from './fetch.ts';
 export { installFetchSwitch, type FetchSwitch, type FetchSwitchOptions, type HostPattern } from './global-fetch.ts';
 export { startProxy, type ProxyServer, type ServeOptions } from './server.ts';
 export { makeLocalCertificate, tlsMaterial, type TlsMaterial } from './tls.ts';
-export { addRecordings, type WrittenEvent, type WrittenRecording } from './hand-written.ts';
+export { addRecordings, type AddOptions, type WrittenEvent, type WrittenRecording } from './hand-written.ts';
+export type { AwsCredentials } from './sigv4.ts';
 // Other tools' recordings (HAR, VCR.py, nock, mock-server fixtures, talkback tapes) onto a tape: docs/migrate.md.
 export type { ImportOptions, ImportReport } from './import.ts';
 export type { ImportFormat } from '../store/import/read.ts';

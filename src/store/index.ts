@@ -11,7 +11,7 @@
  */
 export { RecordCollection, type CloseOptions, type CloseReport, type CollectionOptions, type RecordKind } from './collection.ts';
 export { headOf, type HeadScalar, type LoadedRecord, type LoadResult, type RecordBackend, type RecordTable, type RewriteSelect, type StoreWarning } from './backend.ts';
-export { MemoryBackend } from './backends/memory.ts';
+export { MemoryBackend, type MemoryBackendOptions } from './backends/memory.ts';
 export { TapeBackend, type TapeBackendOptions } from './backends/tape.ts';
 // Shared recordings on Redis (docs/redis.md); the `redis` client is loaded only when one is opened.
 export { RedisBackend, type RedisStoreOptions } from './backends/redis-backend.ts';

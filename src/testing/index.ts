@@ -15,7 +15,7 @@
  *   await tape.close()
  * }
  */
-export { openTestTape, resolveTestStore, STORE_ENV, type InstallOptions, type TestTape, type TestTapeOptions } from './session.ts';
+export { openTestTape, resolveTestStore, STORE_ENV, type InstallOptions, type TestServeOptions, type TestTape, type TestTapeOptions } from './session.ts';
 export { defaultTapePath, slug, testNamespace, type TapeNameInfo, type TapeNamer } from './names.ts';
 export { isCI, resolveTestMode, type TestModeSource } from './mode.ts';
 export { diagnoseMiss, type MissDetails } from './miss.ts';
