@@ -13,6 +13,7 @@ import { unknownField, WRITTEN_FIELDS } from './written-fields.ts';
 import { originOf } from '../store/origins.ts';
 import { HAND_WRITTEN_RUN } from '../store/hand-written-run.ts';
 import { answerShapeProblem } from './written-shape.ts';
+import { withoutSecrets } from '../store/shown-secrets.ts';
 
 /** One server-sent event of a hand-written stream. */
 export interface WrittenEvent {
@@ -55,7 +56,9 @@ const encoder = new TextEncoder();
 // Hints are written as JSON, as the recording is: a CLI user reads them too, and the CLI drops a
 // hint in API terms (cli-errors.ts), which would leave the error without its fix.
 function bad(where: string, what: string, hint: string): TapedeckError {
-  return new TapedeckError('E_RECORDING', `Hand-written recording ${where}: ${what}${what.endsWith('?') ? '' : '.'}`, { hint });
+  // What it quotes of the file (a URL with its `?key=`) goes to the log: its secrets masked.
+  const shown = withoutSecrets(what);
+  return new TapedeckError('E_RECORDING', `Hand-written recording ${where}: ${shown}${shown.endsWith('?') ? '' : '.'}`, { hint });
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);

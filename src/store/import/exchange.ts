@@ -16,7 +16,7 @@ import { decodeContentEncoding } from '../http-body.ts';
 import { lastTest } from '../last-test.ts';
 import type { HttpRecord } from '../records.ts';
 import { MAX_RECORD_BYTES } from '../tape-codec.ts';
-import { redactor, type Redactor } from '../redact.ts';
+import { withoutSecrets } from '../shown-secrets.ts';
 
 /** Header map as readers give it: lowercase names, repeated headers as arrays. */
 export type ImportHeaders = Record<string, string | string[]>;
@@ -120,23 +120,6 @@ export const SKIP_BAD_HINT = 'Fix or remove that entry, or keep the good entries
 export function badEntry(file: string, index: number, where: string, field: string, what: string): TapedeckError {
   const shown = withoutSecrets(what);
   return new TapedeckError('E_IMPORT_ENTRY', `${file}: entry ${index} (${where}), field ${field}: ${shown}.`, { file, entry: index, field, path: `${where}.${field}`, where, problem: shown, hint: SKIP_BAD_HINT });
-}
-
-let shownMasks: Redactor | undefined;
-
-/**
- * What a bad entry's error quotes of its value, with the secrets the tape would not store
- * masked: the recordings imported are those that still hold credentials (talkback, HAR, VCR.py
- * keep them), and a mistyped URL's `?key=` or password went to the log with the error. Key
- * formats, URL passwords and secret query values in URLs (with `://`), then in any other
- * URL-like word with a query (`htps//host/p?key=…`, `host/p?access_token=…`).
- *
- * @example
- * withoutSecrets('"host/v1?api_key=k1" is not an absolute URL') // '"host/v1?api_key=%5BREDACTED%5D" is not an absolute URL'
- */
-function withoutSecrets(what: string): string {
-  const r = (shownMasks ??= redactor());
-  return r.text(what).replace(/[^\s"'<>?#]+[?#][^\s"'<>]*=[^\s"'<>]*/g, (url) => r.url(url));
 }
 
 /** A file that cannot be read as its format at all (syntax, truncation, wrong shape). */
