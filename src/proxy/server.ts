@@ -264,12 +264,24 @@ export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
     else if (!foreign(req, res)) handler(req, res);
   };
   const server: Server = opts.tls ? createHttpsServer({ ...serverOpts, cert: opts.tls.cert, key: opts.tls.key }, front) : createServer(serverOpts, front);
-  server.on('connect', (req: IncomingMessage, socket: Socket) => refusal.connect(req, socket));
+  // Sockets node:http handed over (CONNECT, upgrades): its close() waits for them, but
+  // closeAllConnections() does not end them, so a client that held one open after its refusal
+  // (a 404 for a WebSocket to no realtime route, a CONNECT) kept close() waiting for it.
+  const handedOver = new Set<Socket>();
+  const handOver = (socket: Socket) => {
+    handedOver.add(socket);
+    socket.once('close', () => handedOver.delete(socket));
+  };
+  server.on('connect', (req: IncomingMessage, socket: Socket) => {
+    handOver(socket);
+    refusal.connect(req, socket);
+  });
   // Realtime sessions: WebSocket upgrades on a provider's realtime route (docs/realtime.md).
   // Any other upgrade offer (h2c: Java's HttpClient, curl --http2) is declined: the request goes
   // back to node:http's parser and is answered in HTTP/1.1 (./server-upgrade.ts).
   server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
     if (!asksWebSocket(req)) return declineUpgrade(req, socket, head, (s) => server.emit(opts.tls ? 'secureConnection' : 'connection', s));
+    handOver(socket);
     if (!(lends && refuseForeignUpgrade(req, socket, listenHost, boundPort))) handler.upgrade(req, socket, head);
   });
   // A client that asks before it sends its body (Expect: 100-continue) and declares one over
@@ -341,6 +353,7 @@ export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
         const grace = setTimeout(() => {
           server.closeAllConnections();
           for (const s of sessions) s.destroy();
+          for (const s of handedOver) s.destroy();
         }, 2000);
         await closed;
         clearTimeout(grace);
