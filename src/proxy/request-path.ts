@@ -5,6 +5,7 @@
  * would reach `http://host/admin`, outside the API the proxy was pointed at.
  */
 import { TapedeckError } from '../errors.ts';
+import { redactor, type Redactor } from '../store/redact.ts';
 
 // `.` and `..` as URL parsers see them: `%2e` is a dot (WHATWG URL), `\` separates segments in
 // http(s) URLs like `/` does.
@@ -13,9 +14,14 @@ const DOTDOT = /^(?:\.|%2e){2}$/i;
 
 let lastUnchanged = '/';
 
+let masks: Redactor | undefined;
+
 function refuse(url: string, why: string): TapedeckError {
-  return new TapedeckError('E_PROXY_PATH', `Request path ${JSON.stringify(url.slice(0, 200))} ${why}.`, {
-    path: url.slice(0, 200),
+  // The path is what is wrong; its query (a `?key=`) is left out, and a secret in the path (a
+  // bot's token) masked: the error goes back to the client, whose SDK raises it into its log.
+  const shown = (masks ??= redactor()).url(url.replace(/[?#].*$/s, '')).slice(0, 200);
+  return new TapedeckError('E_PROXY_PATH', `Request path ${JSON.stringify(shown)} ${why}.`, {
+    path: shown,
     hint: 'Send the path without `..` segments (as an SDK does); the proxy only forwards paths under the upstream URL.',
   });
 }
