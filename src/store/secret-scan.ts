@@ -360,7 +360,9 @@ export function secretsInBytes(bytes: Uint8Array): { offset: number; kind: Secre
       const n = LENGTH_BYTES[buf[i]!];
       if (n !== undefined) for (let j = Math.max(i + 1, start); j <= i + n && j < end; j++) blanked[j - start] = 0;
     }
-    const found = [...credentialMatches(buf.toString('latin1', start, end)), ...credentialMatches(blanked.toString('latin1'))];
+    // A secret is one piece of text: a match that takes in a byte no text holds (a msgpack type
+    // or length byte between two strings) is none.
+    const found = [...credentialMatches(buf.toString('latin1', start, end)), ...credentialMatches(blanked.toString('latin1'))].filter((m) => oneText(m.text));
     // Earliest first, the longer of two at the same place first: a match inside one kept is dropped.
     found.sort((a, b) => a.index - b.index || b.text.length - a.text.length);
     let kept = -1;
@@ -372,6 +374,30 @@ export function secretsInBytes(bytes: Uint8Array): { offset: number; kind: Secre
     start = end;
   }
   return out;
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Whether text read from raw bytes as Latin-1 could be one string of a record: UTF-8 without
+ * control characters other than tab and line breaks. A record's origin with a port and the member
+ * after it, `http://127.0.0.1:8091¥traceÙ@d6e4…`, reads as a URL whose password is `8091¥traceÙ`;
+ * `¥` and `Ù` there are msgpack bytes (a string of 5, a string whose length follows), not UTF-8.
+ *
+ * @example
+ * oneText('Db777fMoaSjuBkwK7ZZm') // true
+ * oneText('8091\xa5trace\xd9')    // false
+ */
+function oneText(s: string): boolean {
+  if (/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/.test(s)) return false;
+  // ASCII is UTF-8 as it is; only a match with other bytes is decoded.
+  if (!/[^\x00-\x7f]/.test(s)) return true;
+  try {
+    UTF8.decode(Buffer.from(s, 'latin1'));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
