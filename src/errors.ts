@@ -185,6 +185,10 @@ export type TapedeckErrorCode =
   | 'E_USAGE'
   | (string & {});
 
+/**
+ * What a TapedeckError carries besides its message: where it happened, how to fix it, and per code
+ * more (E_MISS: the diagnosis).
+ */
 export interface TapedeckErrorDetails {
   /** Byte offset into the UTF-8 input, for errors in JSON text. */
   offset?: number;

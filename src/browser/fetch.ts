@@ -15,6 +15,7 @@ import type { LoadedTape } from './load.ts';
 import { checkOptions, checkOptionsObject, loadedTapeOption } from './tape-option.ts';
 import { optionNames } from '../option-names.ts';
 
+/** Options of createReplayFetch: the loaded tape and how its answers are matched and paced. */
 export interface ReplayFetchOptions {
   /** A tape from loadTape(). */
   tape: LoadedTape;

@@ -18,6 +18,10 @@ interface WorkerScope {
   clients: { claim(): Promise<void>; get(id: string): Promise<unknown> };
 }
 
+/**
+ * Options of replayInServiceWorker: createReplayFetch's, with the tape as a URL, and which
+ * requests the worker answers.
+ */
 export interface ServiceWorkerReplayOptions extends Omit<ReplayFetchOptions, 'tape'> {
   /** The tape: a URL (relative to the worker script) or a tape from loadTape(). */
   tape: string | URL | LoadedTape;

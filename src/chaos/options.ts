@@ -25,8 +25,13 @@ export const MCP_FAULTS = ['error', 'tool-error', 'exit', 'timeout'] as const;
 export const REALTIME_FAULTS = ['close'] as const;
 
 export type HttpFault = (typeof HTTP_FAULTS)[number];
+/**
+ * A fault chaos can inject into an MCP exchange (ChaosOptions.faults of tapeTransport and
+ * tape.mcp()).
+ */
 export type McpFault = (typeof MCP_FAULTS)[number];
 export type RealtimeFault = (typeof REALTIME_FAULTS)[number];
+/** Every fault chaos can inject: HTTP answers, MCP exchanges and realtime sessions. */
 export type FaultName = HttpFault | McpFault | RealtimeFault;
 /**
  * Which family of faults a transport can inject; `proxy` is what the proxy takes (its HTTP

@@ -4,6 +4,10 @@
 import type { ArrayText } from './pieces.ts';
 import type { ValueText } from './walk.ts';
 
+/**
+ * The hashing core's implementations: WebAssembly with SIMD (the default where it runs),
+ * WebAssembly without, plain JavaScript.
+ */
 export type BackendName = 'wasm-simd' | 'wasm' | 'js';
 
 /** Hex digests of a JSON array: one per element, the path chain, and the whole canonical text. */

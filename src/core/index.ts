@@ -14,6 +14,7 @@ import { isArrayBuffer, isBytes } from '../bytes.ts';
 
 export type { BackendName } from './engine.ts';
 
+/** Options of canonicalize and the hashing functions: members left out before the bytes are made. */
 export interface CanonicalOptions {
   /** Object member names to drop, at any depth, before canonicalizing (e.g. `["timestamp"]`). */
   ignoreKeys?: readonly string[];
@@ -375,6 +376,7 @@ export function pathHashesOfUtf8(bytes: Uint8Array, member: string, tail?: Uint8
   return current().elementsHex(jsonInput(bytes), NO_IGNORE.any, true, true, memberOf({ member }), true, tail);
 }
 
+/** Options of pathHashes: the canonical options, and the member holding the message list. */
 export interface PathHashOptions extends CanonicalOptions {
   /**
    * Hash the array held by this member of a root object instead of a root array: message and
@@ -396,6 +398,10 @@ function memberOf(opts: PathHashOptions | undefined): Uint8Array | undefined {
   return b;
 }
 
+/**
+ * What pathHashes returns: a digest per message, the chained path hashes, and the digest of the
+ * whole input.
+ */
 export interface PathHashes {
   /** m_i = digest(messages[i]). */
   messageHashes: string[];
@@ -507,6 +513,7 @@ function atElement(e: TapedeckError, i: number): TapedeckError {
   return new TapedeckError(e.code, message.replace(` at ${e.path}`, () => ` at ${path}`), { ...e.details, path });
 }
 
+/** The parts a trace token is made of (traceToken): what decides which recorded answer it names. */
 export interface TraceTokenInput {
   documentId: string;
   documentVersion: string;

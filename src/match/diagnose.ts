@@ -46,6 +46,10 @@ export interface MissEntry {
   recordCommand?: string;
 }
 
+/**
+ * What a miss is diagnosed from (explainMiss, closestRecordings): the request's keys, the
+ * recordings with their keys, which were used, and where the miss happened.
+ */
 export interface MissContext {
   mode: MatchMode;
   request: RequestKeys;

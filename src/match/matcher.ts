@@ -14,7 +14,12 @@ import { withVolatileSpans } from './volatile-advice.ts';
 import { RequestTexts } from './request-texts.ts';
 import { isArrayBuffer, isBytes } from '../bytes.ts';
 
+/**
+ * How createMatcher picks a recording: the exact request key, the signature, recorded order, or
+ * all three in turn (hybrid, the default).
+ */
 export type MatchMode = 'exact' | 'signature' | 'sequential' | 'hybrid';
+/** Every MatchMode, for validating one read from a setting. */
 export const MATCH_MODES: readonly MatchMode[] = ['exact', 'signature', 'sequential', 'hybrid'];
 
 /** A request signature: what a request offers, not what it says. */
@@ -62,9 +67,11 @@ export interface RequestKeys extends RequestDigests {
   view: Record<string, unknown>;
 }
 
+/** Options of createMatcher: the recordings, the matching mode, and how requests are normalized. */
 export interface MatcherOptions extends NormalizeOptions {
   /** Default 'hybrid': exact, then signature, then sequential, each fallback with a warning. */
   mode?: MatchMode;
+  /** The recordings to match against, each `{ request, response }` (loadRecordingsDir reads a folder of them). */
   recordings: readonly Recording[];
   /**
    * Let a recording answer more than once (default false: each answers its own request once, at
@@ -107,6 +114,7 @@ export interface MatcherOptions extends NormalizeOptions {
   fingerprints?: boolean;
 }
 
+/** What Matcher.match returns: the recording, how it matched, and the warnings of a fallback. */
 export interface MatchResult {
   recording: Recording;
   /** Position of the recording in the matcher's list. */
@@ -426,6 +434,10 @@ export interface MatchOptions {
   diagnose?: boolean;
 }
 
+/**
+ * A matcher over a set of recordings (createMatcher): match, explain misses, list what went
+ * unused.
+ */
 export interface Matcher {
   /**
    * Picks the recording for a request, or throws TapedeckError E_MISS with diagnostics (without
@@ -453,6 +465,10 @@ export interface Matcher {
   readonly mode: MatchMode;
 }
 
+/**
+ * How the matcher keyed the requests it was given (Matcher.stats): from its memo, by fingerprint,
+ * or computed.
+ */
 export interface MatcherStats {
   /** Body bytes seen before, or equal to a recording's request as JSON.stringify writes it (SHA-256 of the bytes). */
   memoHits: number;

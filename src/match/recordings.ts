@@ -9,6 +9,7 @@ import type { Recording } from './matcher.ts';
 import { normalizeRequest } from '../providers/index.ts';
 import type { NormalizeOptions } from '../providers/types.ts';
 
+/** Options of loadRecordingsDir: the normalization of the recordings, and where warnings go. */
 export interface LoadOptions extends NormalizeOptions {
   /** Called for every file that was skipped or needed attention; default process.emitWarning. */
   onWarning?: (message: string) => void;

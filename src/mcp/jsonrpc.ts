@@ -26,6 +26,7 @@ export interface JsonRpcError {
 
 export type JsonRpcResponse = { jsonrpc: '2.0'; id: JsonRpcId; result: unknown } | { jsonrpc: '2.0'; id: JsonRpcId; error: JsonRpcError };
 
+/** Any JSON-RPC 2.0 message of MCP: a request, a notification, or a response. */
 export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcResponse;
 
 /**

@@ -72,7 +72,9 @@ export interface McpUpstream {
 /** Replay pacing: everything at once (default), as recorded, or a fixed gap in ms between messages. */
 export type McpTiming = 'none' | 'recorded' | number;
 
+/** Options of McpSession: its tape, the live server, where its answers go, pacing and timeouts. */
 export interface McpSessionOptions {
+  /** The tape the session replays from and records to. */
   tape: McpTape;
   /**
    * The secret variables of the environment the live server was started with (`tapedeck mcp`,
@@ -85,6 +87,7 @@ export interface McpSessionOptions {
   upstream?: () => McpUpstream;
   /** A message to the client; `related` is the id of the client request it belongs to. */
   send: (message: JsonRpcMessage, related?: JsonRpcId) => void;
+  /** Replay pacing: everything at once (default), as recorded, or a fixed gap in ms between messages. */
   timing?: McpTiming;
   /** A live request with no answer for this long gets a timeout error (default 10 minutes). */
   timeoutMs?: number;
@@ -190,6 +193,9 @@ export const MCP_SHUTDOWN_GRACE_MS = 2000;
 const UNKEYABLE: ReadonlySet<string> = new Set(['E_LONE_SURROGATE', 'E_NON_FINITE', 'E_JSON']);
 
 /**
+ * One MCP client's session over a tape: answers from recordings in replay, and in record and
+ * update mode from the live server, whose exchanges it records.
+ *
  * @example
  * const session = new McpSession({ tape, upstream: () => stdioUpstream(cmd, args), send: (m) => write(m) })
  * session.fromClient(JSON.parse(line))

@@ -98,10 +98,13 @@ export function stdioUpstream(server: StdioServer, stderr: Writable = process.st
   return up;
 }
 
+/** Options of runStdio (`tapedeck mcp`): the tape, the server to start, pacing, timeouts and the streams it talks over. */
 export interface RunStdioOptions extends McpTapeOptions {
   /** The server; needed in record, update and passthrough mode, never started in replay. */
   server?: StdioServer;
+  /** Replay pacing: everything at once (default), as recorded, or a fixed gap in ms between messages. */
   timing?: McpTiming;
+  /** A live request with no answer for this long gets a timeout error (default 10 minutes). */
   timeoutMs?: number;
   /** Once stdin ends, how long answers still on the way may take (`tapedeck mcp --shutdown-timeout`). */
   shutdownTimeoutMs?: number;
@@ -109,8 +112,11 @@ export interface RunStdioOptions extends McpTapeOptions {
   cancelGraceMs?: number;
   /** Faults on demand for tool calls (docs/chaos.md); `tapedeck mcp --chaos SPEC`. */
   chaos?: ChaosOptions;
+  /** Where the client's messages come from, one per line (default process.stdin). */
   input?: Readable;
+  /** Where the answers go, one per line (default process.stdout). */
   output?: Writable;
+  /** Where tapedeck's own messages and the server's stderr go (default process.stderr). */
   stderr?: Writable;
   /**
    * Aborted when tapedeck is to stop now (`tapedeck mcp` aborts it on SIGTERM and SIGINT): the

@@ -117,6 +117,7 @@ const MCP_KIND: RecordKind<McpRecord> = {
   keysOf: (head, value) => (head.kind === MCP_RECORD_KIND ? mcpRecordKeys(head, value) : undefined),
 };
 
+/** A tape of MCP exchanges: what tapeTransport, tape.mcp() and `tapedeck mcp` record and replay. */
 export class McpTape extends SessionTape<McpRecord> {
   readonly misses: McpMiss[] = [];
   hits = 0;

@@ -36,8 +36,11 @@ export interface McpTransportLike {
   setProtocolVersion?: (version: string) => void;
 }
 
+/** Options of tapeTransport: the tape and its mode, replay pacing, timeouts, chaos and redaction. */
 export interface TapeTransportOptions extends McpTapeOptions {
+  /** Replay pacing: everything at once (default), as recorded, or a fixed gap in ms between messages. */
   timing?: McpTiming;
+  /** A live request with no answer for this long gets a timeout error (default 10 minutes). */
   timeoutMs?: number;
   /** At close, how long answers still on the way may take to be recorded (default 2000 ms). */
   shutdownTimeoutMs?: number;
@@ -59,9 +62,10 @@ export interface TapeTransportOptions extends McpTapeOptions {
   session?: number;
 }
 
-/** A taped Transport: a Transport, and the tape behind it for counters and misses. */
+// The option names tapeTransport accepts (an unknown one is an E_ARG naming the nearest).
 const TRANSPORT_OPTIONS = optionNames<TapeTransportOptions>()(['tape', 'mode', 'redact', 'durable', 'onWarning', 'run', 'test', 'strictOrder', 'recordCommand', 'timing', 'timeoutMs', 'shutdownTimeoutMs', 'cancelGraceMs', 'onMiss', 'chaos', 'session', 'volatileText', 'volatileKeys']);
 
+/** A taped Transport: a Transport, and the tape behind it for counters and misses. */
 export interface TapeTransport extends McpTransportLike {
   /** Resolves to the open tape (after start()). */
   readonly tape: Promise<McpTape>;

@@ -20,6 +20,10 @@ export interface Endpoint {
   url: string;
 }
 
+/**
+ * How a request body is normalized before it is keyed: the provider shape, the endpoint, and the
+ * arguments and text left out of the key.
+ */
 export interface NormalizeOptions {
   /** Use this shape instead of detecting one. */
   provider?: Provider;

@@ -204,6 +204,10 @@ export interface Prepared {
   bodyAsSent?: boolean;
 }
 
+/**
+ * How a replayed answer was chosen (its `x-tapedeck-match` header): by request key, by signature,
+ * or in recorded order.
+ */
 export type MatchedBy = 'exact' | 'signature' | 'sequential';
 
 /** A replay decision kept for a body seen before; it is handed out again, so nothing may change it. */

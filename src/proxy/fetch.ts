@@ -78,6 +78,10 @@ export function fetchUnder(f: TapedeckFetch, url: string, init: RequestInit | un
 /** Misses kept for the summary at close (it lists 20; the count is the deck's). */
 const MAX_MISSES_KEPT = 1000;
 
+/**
+ * Options of createFetch: the tape and its mode, matching, redaction and hooks, the live fetch and
+ * its timeouts.
+ */
 export interface FetchOptions extends DeckOptions, UpstreamTimeouts {
   /** The fetch that reaches the live API in record, update and passthrough mode (default globalThis.fetch). */
   fetch?: typeof fetch;

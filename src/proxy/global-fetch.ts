@@ -22,6 +22,10 @@ import { checkOptionNames, describeArgument, optionNames } from '../option-names
 /** A host as listed: `api.openai.com`, `127.0.0.1:8080` (exact host and port), `*.openai.com`, or a RegExp on `host[:port]`. */
 export type HostPattern = string | RegExp;
 
+/**
+ * Options of installFetchSwitch: where routed requests go, which hosts are routed, and whether
+ * others are refused.
+ */
 export interface FetchSwitchOptions {
   /** Where routed requests go: a tapedeck fetch (createFetch) or any fetch. */
   fetch: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;

@@ -47,6 +47,10 @@ import { isBytes } from '../bytes.ts';
  */
 export type ReplayTarget = ReplaySource & { put?(p: ReplayPut): unknown };
 
+/**
+ * Options of createHandler: the tape and its mode, the upstream, matching, redaction and hooks,
+ * and timeouts.
+ */
 export interface HandlerOptions extends DeckOptions, UpstreamTimeouts {
   /**
    * At close(), how long in-flight exchanges may take to finish before their upstream calls are

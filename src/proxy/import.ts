@@ -42,6 +42,10 @@ import { isBytes } from '../bytes.ts';
 /** Bytes of frames written per append while importing (the last append fsyncs the whole tape). */
 const BATCH_BYTES = 4 << 20;
 
+/**
+ * Options of importRecordings (tapedeck import): the source format, the keys the replay will use,
+ * redaction, replacing a tape.
+ */
 export interface ImportOptions {
   /** The source's format; default detected from the file name and contents. */
   from?: ImportFormat;
@@ -55,6 +59,7 @@ export interface ImportOptions {
   volatileKeys?: readonly string[];
   /** Text patterns replaced before keying, as the replay will be configured. */
   volatileText?: readonly (RegExp | string)[];
+  /** What is masked before anything is written, as for recording (docs/proxy.md, "Secrets"). */
   redact?: RedactOptions;
   /** recordedAt of entries whose source gives no time (default now). */
   recordedAt?: string;

@@ -129,6 +129,7 @@ function http2RequestTimeout(timeoutMs: number, everyMs: number) {
   };
 }
 
+/** Options of startProxy (tapedeck serve): createHandler's, and where and how the server listens. */
 export interface ServeOptions extends HandlerOptions {
   /**
    * Port to listen on (default 8080; 0 picks a free one): an integer from 0 to 65535, or a string
@@ -154,6 +155,7 @@ export interface ServeOptions extends HandlerOptions {
 /** Default of {@link ServeOptions.requestTimeoutMs}. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
 
+/** A running proxy (startProxy): its URL and servers, and close(). */
 export interface ProxyServer {
   /** The listening server. HTTP/2 connections are handed from it to {@link http2}. */
   readonly server: Server;

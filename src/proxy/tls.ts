@@ -8,6 +8,10 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { createSecureContext } from 'node:tls';
 import { TapedeckError } from '../errors.ts';
 
+/**
+ * A certificate and its key (PEM) for the proxy's HTTPS, with the CA to trust when tapedeck made
+ * it.
+ */
 export interface TlsMaterial {
   cert: string;
   key: string;

@@ -24,9 +24,13 @@ import { checkRedactOptions, REDACT_INNER } from '../store/redact-options.ts';
 import type { EchoSource } from '../store/echo-redact.ts';
 import { withoutTrailingSlashes } from '../store/upstream-prefix.ts';
 
+/**
+ * Options of RealtimeEndpoint: the tape and its mode, the live provider, replay pacing and chaos.
+ */
 export interface RealtimeEndpointOptions extends RealtimeTapeOptions {
   /** Base URL of the live provider (`https://api.openai.com`); `http(s):` becomes `ws(s):`. */
   upstream?: string;
+  /** Replay pacing: everything at once (default), as recorded, or a fixed gap in ms between frames. */
   timing?: RealtimeTiming;
   /**
    * Faults on demand (docs/chaos.md, "Realtime sessions"), asked for at each connect (the
@@ -81,6 +85,9 @@ function safeUrl(url: URL, protocol: RealtimeProtocol): string {
 }
 
 /**
+ * Records and replays realtime WebSocket sessions (OpenAI Realtime, Gemini Live) on upgrade
+ * requests of your own server.
+ *
  * @example
  * const rt = new RealtimeEndpoint({ tape: 'voice.tape', mode: 'replay' })
  * server.on('upgrade', (req, socket, head) => rt.upgrade(req, socket, head))

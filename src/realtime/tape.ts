@@ -23,6 +23,10 @@ export type RealtimeTiming = 'none' | 'recorded' | number;
 /** Version of the realtime key rules (docs/realtime.md, "Keys"); stored with each record. */
 export const REALTIME_KEY_VERSION = 1;
 
+/**
+ * Options of RealtimeTape.open: the tape and its mode, strict order, redaction, the record command
+ * misses show.
+ */
 export interface RealtimeTapeOptions extends SessionTapeOptions {
   /** Past the last recording of a connect, a further one is a miss (default: the last session again). */
   strictOrder?: boolean;
@@ -71,6 +75,9 @@ export function blobDigest(bytes: Uint8Array): string {
 }
 
 /**
+ * A tape of realtime sessions: what RealtimeEndpoint and the proxy record and replay a session's
+ * frames with.
+ *
  * @example
  * const tape = await RealtimeTape.open({ tape: 'tapes/voice.tape', mode: 'replay' })
  * const session = tape.nextSession(openKey)

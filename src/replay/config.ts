@@ -6,6 +6,10 @@
 import { TapedeckError } from '../errors.ts';
 import { checkOptionNames, optionNames } from '../option-names.ts';
 
+/**
+ * Options of the trace-token replay store: whether it runs, how many entries it keeps and for how
+ * long.
+ */
 export interface ReplayConfig {
   /** Serve replays (default true; false opts out). Disabled: every replay is 501. */
   enabled: boolean;
@@ -15,6 +19,10 @@ export interface ReplayConfig {
   ttlMs: number;
 }
 
+/**
+ * ReplayConfig with every member decided (resolveReplayConfig): the option, else the environment,
+ * else the default.
+ */
 export interface ResolvedReplayConfig extends ReplayConfig {
   /** Where each setting came from, e.g. `{ maxEntries: 'TAPEDECK_REPLAY_MAX_ENTRIES' }`. */
   sources: Record<keyof ReplayConfig, 'option' | 'default' | (typeof REPLAY_ENV)[keyof typeof REPLAY_ENV]>;
@@ -27,6 +35,7 @@ export const REPLAY_ENV = {
   ttlMs: 'TAPEDECK_REPLAY_TTL_MS',
 } as const;
 
+/** The replay store settings when neither an option nor the environment gives one. */
 export const REPLAY_DEFAULTS: Readonly<ReplayConfig> = Object.freeze({ enabled: true, maxEntries: 1024, ttlMs: 24 * 60 * 60 * 1000 });
 
 const CONFIG_OPTIONS = optionNames<ReplayConfig>()(['enabled', 'maxEntries', 'ttlMs']);

@@ -39,6 +39,10 @@ import { isBytes } from '../bytes.ts';
 
 export { REPLAY_RECORD_KIND, type ReplayTapeRecord } from '../store/records.ts';
 
+/**
+ * Options of DurableReplayStore.open: ReplayStore's, the tape's durability and lock, when it
+ * compacts, and redaction.
+ */
 export interface DurableReplayOptions extends ReplayStoreOptions {
   /** fsync every batch before put resolves (default true). */
   durable?: boolean;

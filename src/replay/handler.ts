@@ -23,6 +23,7 @@ export interface ReplaySource {
   lookup(token: string, query: string, documentId: string): ReplayLookup;
 }
 
+/** The answer handleReplay gives: the status, content type and bytes to send. */
 export interface ReplayResponse {
   status: 200 | 400 | 404 | 409 | 501;
   /** For 200 the stored content type; otherwise JSON. */

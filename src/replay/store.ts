@@ -72,6 +72,10 @@ export type ReplayLookup =
   | { status: 'document-mismatch' }
   | { status: 'query-mismatch' };
 
+/**
+ * Options of ReplayStore: its ReplayConfig, the clock it ages entries by, and the environment its
+ * defaults come from.
+ */
 export interface ReplayStoreOptions extends Partial<ReplayConfig> {
   /** Clock in ms (default Date.now); tests pass a fake one. */
   now?: () => number;
@@ -82,6 +86,7 @@ export interface ReplayStoreOptions extends Partial<ReplayConfig> {
 /** ReplayStore's option names, for the check that refuses a misspelt one. */
 const REPLAY_STORE_OPTIONS = optionNames<ReplayStoreOptions>()(['enabled', 'maxEntries', 'ttlMs', 'now', 'env']);
 
+/** Counters of a replay store (ReplayStore.stats): size, puts, hits, misses, evictions and expiries. */
 export interface ReplayStoreStats {
   size: number;
   puts: number;

@@ -90,6 +90,10 @@ export interface LoadedRecord {
   readonly expiresAt?: number;
 }
 
+/**
+ * What RecordBackend.load returns: the records (or a table of them), whether the store exists, and
+ * the damage it survived.
+ */
 export interface LoadResult {
   /** False when the store does not exist and `create` was false. */
   exists: boolean;
@@ -122,6 +126,9 @@ export interface RecordTable {
 /** Chooses which records a rewrite removes, from the store's current contents (by index). */
 export type RewriteSelect = (records: readonly LoadedRecord[]) => Iterable<number>;
 
+/**
+ * Where a RecordCollection keeps its records: a tape file, Redis, memory, or a store of your own.
+ */
 export interface RecordBackend {
   /** For messages: a file path, a Redis key, `memory:<name>`. */
   readonly location: string;

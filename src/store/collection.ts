@@ -97,8 +97,14 @@ export interface RecordKind<R> {
   storedKey?(key: string): { kind: string; key: string };
 }
 
+/**
+ * Options of RecordCollection.open: the mode, the record kind, and the run and test it records
+ * for.
+ */
 export interface CollectionOptions<R> {
+  /** What the collection does with a request (docs/modes.md); passthrough loads nothing. */
   mode: TapeMode;
+  /** Which records are its own and how they are keyed: cacheRecords([]), httpRecords(), replayRecords. */
   kind: RecordKind<R>;
   /** Wait for each append to be durable before acknowledging it (default true). */
   durable?: boolean;
@@ -128,6 +134,7 @@ export interface CollectionOptions<R> {
   cannotRecord?: (mode: TapeMode) => Error | undefined;
 }
 
+/** Options of close(): whether recordings nobody used this run are removed too. */
 export interface CloseOptions {
   /** Also remove the recordings (of this kind) that this run neither served nor re-recorded. */
   pruneUnused?: boolean;

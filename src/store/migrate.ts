@@ -24,6 +24,10 @@ import { buildRecord, type ReplayRecord } from './records.ts';
 import { appendRecords, createTape } from './tape-file.ts';
 import { asTargetError, besideTarget, intoPlace } from './import/target.ts';
 
+/**
+ * Options of importCacheJSON and importRecordingsDir: the keys the ReplayCache will read them
+ * with, redaction, replacing a tape.
+ */
 export interface MigrateOptions {
   /** Replace an existing tape (default: refuse with E_TAPE_EXISTS). */
   force?: boolean;
@@ -36,11 +40,13 @@ export interface MigrateOptions {
   salt?: string;
   /** Arguments left out of the keys, as the ReplayCache that will read the tape is opened with. */
   ignoredArgs?: readonly string[];
+  /** What is masked before anything is written, as for recording (docs/proxy.md, "Secrets"). */
   redact?: RedactOptions;
   /** Where skipped inputs are reported (default process.emitWarning). */
   onWarning?: (message: string) => void;
 }
 
+/** What an import of JSON recordings did: the records written and the files skipped. */
 export interface MigrateResult {
   records: number;
   skipped: number;

@@ -12,8 +12,13 @@
  */
 import { TapedeckError } from '../errors.ts';
 
+/**
+ * What a tape does with a request: replay it, record it, record what is missing (update), pass it
+ * through, or record once (docs/modes.md).
+ */
 export type TapeMode = 'replay' | 'record' | 'update' | 'passthrough' | 'once';
 
+/** Every TapeMode, for validating one read from a setting. */
 export const TAPE_MODES: readonly TapeMode[] = Object.freeze(['replay', 'record', 'update', 'passthrough', 'once'] as const);
 
 /** Where a resolved mode came from: the option, one of the environment variables, or the default. */

@@ -44,6 +44,10 @@ export type StoredHeaders = Record<string, string | string[]>;
  */
 export type MatchKind = 'llm' | 'json' | 'http';
 
+/**
+ * One recorded HTTP exchange on a tape (the proxy, createFetch): the request as keyed and the
+ * answer as sent, chunks and timing included.
+ */
 export interface HttpRecord {
   v: 1;
   kind: 'http';
@@ -309,6 +313,7 @@ export interface ReplayRecord {
  * left out, also under `exactOptionalPropertyTypes`.
  */
 export interface ReplayPutOptions {
+  /** Request arguments left out of this call's key, in place of the cache's `ignoredArgs`. */
   ignoredArgs?: readonly string[] | undefined;
   /** How long the live call took, in milliseconds. */
   durationMs?: number | undefined;
@@ -683,6 +688,7 @@ export interface RealtimeBlobRecord extends RealtimeBase {
   data: Uint8Array;
 }
 
+/** A realtime tape's record: a session's head, one of its parts, or an audio blob. */
 export type RealtimeRecord = RealtimeSessionRecord | RealtimePartRecord | RealtimeBlobRecord;
 
 /**

@@ -49,6 +49,10 @@ export const REDACTED = '[REDACTED]';
 /** A whole keyed mask: `[REDACTED:` + 16 lowercase hex digits + `]`. */
 const WHOLE_MASK = /^\[REDACTED:[0-9a-f]{16}\]$/;
 
+/**
+ * What is masked before anything is written (docs/proxy.md, "Secrets"): more headers, fields and
+ * query parameters, or nothing (keepSecrets).
+ */
 export interface RedactOptions {
   /** Store secrets as they are. Only for tapes that never leave the machine. Default false. */
   keepSecrets?: boolean;
@@ -68,6 +72,7 @@ export interface RedactOptions {
   salt?: string;
 }
 
+/** Header names whose values are always masked (lower case). */
 export const SECRET_HEADERS: readonly string[] = Object.freeze([
   'authorization', // OpenAI, Mistral, Cohere, Groq, Together, OpenRouter, Bedrock API keys (Bearer); AWS SigV4 (AWS4-HMAC-SHA256 …)
   'proxy-authorization',
@@ -179,6 +184,7 @@ export const CREDENTIAL_QUERY: readonly string[] = Object.freeze([
   'x-amz-date',
 ]);
 
+/** Query parameter names whose values are always masked. */
 export const SECRET_QUERY: readonly string[] = Object.freeze([
   'key', // Google (?key=AIza…)
   'api-key', // Azure OpenAI

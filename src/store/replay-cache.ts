@@ -91,6 +91,10 @@ interface Diagnosed {
   signatures: Set<string>;
 }
 
+/**
+ * Options of ReplayCache.open: the mode, what is left out of keys, hooks, redaction, and the run
+ * and test it records for.
+ */
 export interface ReplayCacheOptions {
   /** replay | record | update | passthrough | once (docs/modes.md); default from TAPEDECK_MODE, CACHE_MODE, else replay. */
   mode?: TapeMode;
@@ -147,6 +151,7 @@ const CACHE_OPTIONS = optionNames<ReplayCacheOptions>()(['mode', 'ignoredArgs', 
 /** The names ReplayCache.put's options object takes (checked against ReplayPutOptions). */
 const PUT_OPTIONS = optionNames<ReplayPutOptions>()(['ignoredArgs', 'durationMs', 'raw', 'meta']);
 
+/** Options of ReplayCache.close: whether recordings nobody used this run are removed too. */
 export interface ReplayCacheCloseOptions {
   /** Record mode: replace the recordings this run re-recorded (default true). false removes nothing. */
   prune?: boolean;
@@ -200,6 +205,10 @@ function usedUpText(intact: number, damaged: number): string {
  */
 const collections = new WeakMap<ReplayCache, RecordCollection<ReplayRecord>>();
 
+/**
+ * A cache of answers on a tape, keyed by request: get what was recorded, put what was not, by
+ * mode.
+ */
 export class ReplayCache {
   /** The tape path (or the backend's location). */
   readonly path: string;

@@ -88,6 +88,10 @@ export function warningText(w: TapeWarning, file: string): string {
   return w.message.startsWith(`${file}: `) ? w.message.slice(file.length + 2) : w.message;
 }
 
+/**
+ * What readTape returns: the header, every intact record in order, and warnings for the damage it
+ * read past.
+ */
 export interface TapeContents {
   header: TapeHeader;
   records: TapeRecordEntry[];

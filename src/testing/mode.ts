@@ -11,6 +11,10 @@
 import { TapedeckError } from '../errors.ts';
 import { resolveModeWithSource, TAPE_MODES, type TapeMode } from '../store/mode.ts';
 
+/**
+ * What decided a test tape's mode (resolveTestMode): vitest's --mode, TAPEDECK_MODE, CACHE_MODE,
+ * the option, CI, or the default.
+ */
 export type TestModeSource = 'vitest --mode' | 'TAPEDECK_MODE' | 'CACHE_MODE' | 'option' | 'CI' | 'default';
 
 // CI systems that do not set `CI` themselves, by the variable each sets in every job: Azure

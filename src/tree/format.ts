@@ -7,6 +7,7 @@ import { checkOptionsObject } from '../option-names.ts';
 import { answerHosts, hostNamer } from './hosts.ts';
 import type { Alternative, ConversationTree, TreeNode } from './tree.ts';
 
+/** Options of formatTree: the width, hashes, how long runs are collapsed. */
 export interface FormatOptions {
   /** Longest excerpt of a message, in characters (default 72). */
   width?: number;

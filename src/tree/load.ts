@@ -7,6 +7,10 @@ import { decodedRecords, withTapeStream } from '../store/tape-stream.ts';
 import type { NormalizeOptions } from '../providers/types.ts';
 import { ConversationTree, type TreeOptions } from './tree.ts';
 
+/**
+ * Options of loadTree: ConversationTree's, and the normalization the tape's records were keyed
+ * with.
+ */
 export interface LoadTreeOptions extends TreeOptions {
   /**
    * How the tape's request bodies are normalized (the `ignoredArgs` a ReplayCache recorded

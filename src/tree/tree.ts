@@ -138,6 +138,10 @@ export interface ResponseInput {
   meta?: Record<string, unknown>;
 }
 
+/**
+ * Options of findOrCreate and find: an answer to record, the member or messages to walk, the key
+ * and normalization.
+ */
 export interface FindOptions {
   /** Record this answer at the conversation's end (a new alternative unless it is already there). */
   response?: ResponseInput;
@@ -164,6 +168,10 @@ export interface Divergence {
   siblings: readonly TreeNode[];
 }
 
+/**
+ * What findOrCreate returns: whether a recorded answer was served, where the conversation left the
+ * tree, and the answers there.
+ */
 export interface FindResult {
   /** A recorded answer was served (and marked as reused). */
   hit: boolean;
@@ -203,6 +211,10 @@ export interface FindResult {
   endpoint?: Endpoint;
 }
 
+/**
+ * Counts of a ConversationTree (stats()): hits and misses served, recorded answers, branch points,
+ * nodes.
+ */
 export interface TreeStats {
   /** findOrCreate calls served from the tree. */
   hits: number;
@@ -223,6 +235,10 @@ export interface TreeStats {
   maxLength: number;
 }
 
+/**
+ * Options of ConversationTree: the clock, whether messages and answer values are kept, and the
+ * normalization of request bodies.
+ */
 export interface TreeOptions {
   /** Clock for use timestamps (ms); default Date.now. */
   now?: () => number;

@@ -275,4 +275,5 @@ export function tapedeckFixtures(options: TapedeckTestOptions = {}) {
  * })
  */
 export const test = base.extend<TapedeckContext>(tapedeckFixtures());
+/** vitest's `it` with a tape in every test's context: the same as {@link test}. */
 export const it = test;

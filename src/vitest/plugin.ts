@@ -30,6 +30,10 @@ import { maskRedisUrl, typedRedisUrl } from '../store/backends/redis-connection.
 import { driftAgainstCommitted, formatCommittedDrift } from '../drift/committed.ts';
 import { defaultTapeFolder } from '../testing/orphan-tapes.ts';
 
+/**
+ * Options of the tapedeck() vitest plugin: the store, pruning, the run summary and drift reports;
+ * a test tape's own options go to tapedeckFixtures.
+ */
 export interface TapedeckPluginOptions {
   /**
    * A shared Redis store for every test's recordings instead of tape files (`redis://` or

@@ -25,6 +25,9 @@ export interface MemoryBackendOptions {
 const MEMORY_OPTIONS = optionNames<MemoryBackendOptions>()(['name', 'records', 'salt']);
 
 /**
+ * A RecordBackend in memory: records given up front (a JSON export) or recorded by the run, gone
+ * with the process.
+ *
  * @example
  * const backend = new MemoryBackend({ name: 'chat', records: recordsFromAJsonExport });
  * const col = await RecordCollection.open(backend, { mode: 'replay', kind: httpRecords() });

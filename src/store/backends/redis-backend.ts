@@ -36,6 +36,9 @@ export type { RedisStoreOptions } from './redis.ts';
 const asFrame = (payload: Buffer) => ({ offset: -FRAME_HEADER_SIZE, length: payload.length + FRAME_HEADER_SIZE });
 
 /**
+ * A RecordBackend in Redis, under a namespace: one store shared by CI jobs and machines
+ * (docs/redis.md).
+ *
  * @example
  * const backend = await RedisBackend.open('redis://127.0.0.1:6379/0', { namespace: 'my-app' });
  * const col = await RecordCollection.open(backend, { mode: 'update', kind: cacheRecords([]) });

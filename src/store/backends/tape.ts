@@ -18,6 +18,7 @@ import { appendRecords, createTape, decodeFrame, FRAME_HEADER_SIZE, payloadJson,
 import { refuseUnregistered } from '../unregistered-type.ts';
 import { refuseNonTapeFile, tapeTarget } from '../tape-target.ts';
 
+/** Options of TapeBackend: how long it waits for the tape's lock. */
 export interface TapeBackendOptions {
   /** Lock timing for appends and rewrites (src/store/tape-file.ts). */
   lock?: TapeLockOptions;
@@ -94,6 +95,9 @@ function records(scan: TapeScan, file: string): LoadedRecord[] {
 export const lazyTape = { min: 4 << 20 };
 
 /**
+ * A RecordBackend in a tape file: appends durable once they resolve, readable after a crash
+ * (docs/tape-format.md).
+ *
  * @example
  * const backend = new TapeBackend('test/__tapes__/chat.tape');
  * const col = await RecordCollection.open(backend, { mode: 'update', kind: cacheRecords([]) });

@@ -19,6 +19,7 @@ import { TAPE_MAGIC } from '../tape-codec.ts';
 
 /** The formats `tapedeck import --from` names. */
 export const IMPORT_FORMATS = ['har', 'vcr', 'nock', 'fixtures', 'talkback'] as const;
+/** The formats importRecordings (tapedeck import) reads. */
 export type ImportFormat = (typeof IMPORT_FORMATS)[number];
 
 /** What each recording format is called in a message (`found a VCR.py cassette`, `is UTF-16 text, not a HAR`). */
