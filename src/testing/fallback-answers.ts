@@ -9,6 +9,7 @@ import { differencesOf } from '../match/diagnose.ts';
 import { requestKeys } from '../match/matcher.ts';
 import type { NormalizeOptions } from '../providers/normalize.ts';
 import { readTape } from '../store/tape-file.ts';
+import { redactor } from '../store/redact.ts';
 import { isHttpRecord } from '../store/records.ts';
 import { isBytes } from '../bytes.ts';
 
@@ -63,15 +64,23 @@ function differenceOf(body: string | undefined, recorded: unknown, norm: Normali
 export async function describeFallbacks(calls: readonly FallbackCall[], tape: string | undefined, norm: NormalizeOptions): Promise<string[]> {
   if (calls.length === 0) return [];
   const byTrace = new Map<string, unknown>();
+  let salt: string | undefined;
   if (tape !== undefined) {
     try {
-      for (const { value } of (await readTape(tape)).records) if (isHttpRecord(value)) byTrace.set(value.trace, value.request.body);
+      const read = await readTape(tape);
+      salt = read.header.salt;
+      for (const { value } of read.records) if (isHttpRecord(value)) byTrace.set(value.trace, value.request.body);
     } catch {
       // unreadable now: each line names its route alone
     }
   }
+  // The request as the tape would store it, masked under the tape's salt: its excerpts go to
+  // the run summary (a key pasted into the prompt must not), and the recording it is compared
+  // with is masked so (an unmasked key would read as a difference). Without the tape, plain masks.
+  const masks = redactor(salt === undefined ? {} : { salt });
   return calls.map((c) => {
-    const what = differenceOf(c.body, c.trace === null ? undefined : byTrace.get(c.trace), norm);
+    const body = c.body === undefined ? undefined : new TextDecoder().decode(masks.bytes(new TextEncoder().encode(c.body), 'application/json'));
+    const what = differenceOf(body, c.trace === null ? undefined : byTrace.get(c.trace), norm);
     return `${c.route} (by ${c.how === 'sequential' ? 'recorded order' : c.how})${what ? `: ${what}` : ''}`;
   });
 }
