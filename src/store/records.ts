@@ -112,6 +112,12 @@ export interface HttpRecord {
   recordedAt: string;
   /** Milliseconds from sending the request upstream to the end of the response. */
   durationMs: number;
+  /** The run that recorded it (TAPEDECK_RUN_ID, else its writer's own); absent on older tapes. */
+  run?: string;
+  /** Its place among its key's recordings, as the writer that made it counted them; absent on older tapes. */
+  repeat?: number;
+  /** The test that recorded it, on tapes tests share (docs/vitest.md); absent otherwise. */
+  test?: string;
 }
 
 /** Whether a tape value is a proxy record (other tools' records share tapes and are skipped). */
@@ -305,6 +311,12 @@ export interface ReplayRecord {
   raw?: { body: Uint8Array; contentType?: string };
   /** The caller's own metadata (put option `meta`), redacted. */
   meta?: Record<string, unknown>;
+  /** The run that recorded it (TAPEDECK_RUN_ID, else its writer's own); absent on older tapes. */
+  run?: string;
+  /** Its place among its key's recordings, as the writer that made it counted them; absent on older tapes. */
+  repeat?: number;
+  /** The test that recorded it, on tapes tests share (docs/vitest.md); absent otherwise. */
+  test?: string;
 }
 
 /**
