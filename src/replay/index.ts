@@ -2,4 +2,4 @@
 // `POST /v1/replay` decision and configuration. The tape-backed store is in llm-tapedeck/store.
 export { REPLAY_DEFAULTS, REPLAY_ENV, resolveReplayConfig, type ReplayConfig, type ResolvedReplayConfig } from './config.ts';
 export { handleReplay, type ReplayErrorCode, type ReplayResponse, type ReplaySource } from './handler.ts';
-export { ReplayStore, type ReplayEntry, type ReplayLookup, type ReplayMeta, type ReplayPut, type ReplayStoreOptions, type ReplayStoreStats } from './store.ts';
+export { ReplayStore, type ReplayEntry, type ReplayLookup, type ReplayMeta, type ReplayPut, type ReplayPutAnswer, type ReplayStoreOptions, type ReplayStoreStats, type ReplayTraceParts } from './store.ts';

@@ -47,23 +47,30 @@ export interface ReplayEntry {
   readonly meta: ReplayMeta | undefined;
 }
 
-/**
- * A response to store. Give the trace token, or the fields it is computed from (documentVersion,
- * model, systemPromptVersion, selectedIds); with both, they must agree.
- */
-export interface ReplayPut {
-  token?: string;
+/** What every ReplayPut gives: the response and the document and query it answers. */
+export interface ReplayPutAnswer {
   documentId: string;
   query: string;
-  documentVersion?: string;
-  model?: string;
-  systemPromptVersion?: string;
-  selectedIds?: readonly string[];
   /** The response body as sent: bytes, or text (stored as its UTF-8 bytes). */
   body: Uint8Array | string;
   /** Default `application/json`. */
   contentType?: string;
 }
+
+/** The fields a trace token is computed from (traceToken, with documentId). */
+export interface ReplayTraceParts {
+  documentVersion: string;
+  model: string;
+  systemPromptVersion: string;
+  selectedIds: readonly string[];
+}
+
+/**
+ * A response to store. Give the trace token, or the fields it is computed from (documentVersion,
+ * model, systemPromptVersion, selectedIds); with both, they must agree. The type says so: one
+ * without either does not compile (at run time it is an E_ARG).
+ */
+export type ReplayPut = ReplayPutAnswer & (({ token: string } & Partial<ReplayTraceParts>) | ({ token?: undefined } & ReplayTraceParts));
 
 /** Outcome of a replay lookup, in the order they are checked: token, document id, query. */
 export type ReplayLookup =
