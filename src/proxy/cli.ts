@@ -116,7 +116,8 @@ Options:
                         faults requests force with x-tapedeck-chaos
   --hooks FILE          A JavaScript module exporting beforeRecord, beforeReplay
                         and/or match(request, recording) (docs/hooks.md)
-  --quiet               No startup and shutdown lines, no line per miss
+  --quiet               No startup and shutdown lines, no line per miss (with
+                        --port 0, the proxy's URL alone on stdout, for scripts)
 `;
 
 /** Parses sizes such as 1024, 512k, 8m, 1g (bytes, powers of 1024). */
@@ -368,6 +369,9 @@ export async function serveCommand(args: string[]): Promise<number> {
     process.on('SIGTERM', () => stop('SIGTERM'));
   });
   // Only now say it is up: whoever waits for this line may signal at once.
+  // Quiet, a port the system chose is still said, alone on stdout: a fixture that starts the
+  // proxy (a Python conftest, a shell script) has no other way to learn where to send requests.
+  if (opts.quiet && opts.port === 0) process.stdout.write(`${proxy.url}\n`);
   const s = proxy.handler.stats();
   log(`tapedeck serve: listening on ${proxy.url} (mode ${s.mode}, ${opts.store !== undefined ? `store ${s.tape ?? '-'}` : `tape ${opts.tape ?? '-'}`}, ${s.recordings} recording(s)${s.mcpRecordings ? `, ${s.mcpRecordings} MCP exchange(s)` : ''}${s.realtimeSessions ? `, ${s.realtimeSessions} realtime session(s)` : ''}${opts.upstream ? `, upstream ${shownUpstream(opts.upstream)}` : ''})`);
   return stopped;
