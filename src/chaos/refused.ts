@@ -1,7 +1,8 @@
 /**
  * When faults on demand are refused: outside replay unless asked for in front of the live API
  * too, and in browser bundles, which leave them out (./options.browser.ts,
- * ../proxy/chaos.browser.ts). Apart from ./decide.ts, so a page's bundle needs none of it.
+ * ../proxy/chaos.browser.ts). Apart from ./decide.ts, so a page's bundle needs none of it; a page's
+ * bundle takes ./refused.browser.ts, whose refusal is ./unavailable.ts alone.
  */
 import { TapedeckError } from '../errors.ts';
 import type { TapeMode } from '../store/mode.ts';
@@ -20,13 +21,4 @@ export function refuseChaos(mode: TapeMode, live: boolean | undefined, how: stri
   });
 }
 
-/**
- * The error a page gets when it asks for a fault.
- *
- * @example
- * throw chaosUnavailable()
- */
-export const chaosUnavailable = (): TapedeckError =>
-  new TapedeckError('E_CHAOS_MODE', 'Faults on demand are not part of browser playback (the browser bundle leaves them out).', {
-    hint: 'Test retries and cut streams in Node: createFetch({ chaos }) or tapedeck serve --chaos (docs/chaos.md).',
-  });
+export { chaosUnavailable } from './unavailable.ts';

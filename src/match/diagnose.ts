@@ -16,7 +16,7 @@ import { SHAPE_ARGS_KEPT, SHAPE_DEFAULTS } from '../providers/normalize.ts';
 import type { MatchMode, Recording, RequestDigests, RequestKeys, Signature } from './matcher.ts';
 import { canonicalBytes } from './canonical-bytes.ts';
 // Browser bundles get miss-fixes.browser.ts (package.json "browser"): a page's only entry point is createReplayFetch.
-import { ignoreOption, recordHow, repeatOption } from './miss-fixes.ts';
+import { ignoreOption, memberFix, recordHow, repeatOption } from './miss-fixes.ts';
 import { CONTENT_FIELDS, isVolatileName, withoutVolatileMember } from './volatile-names.ts';
 import { comparable, isInputsView } from './embeddings-compare.ts';
 // Browser bundles get member-difference.browser.ts (package.json "browser"): the words alone.
@@ -644,10 +644,9 @@ export function explainMiss(ctx: MissContext): TapedeckError {
     fixes.push(`The code now makes this call more often than when it was recorded: ${recordHow(entry)}${rep && !ctx.allowRepeats ? `, or ${rep} to replay the last recording again` : ''}.`);
   } else {
     const ignore = first.volatile ? ignoreOption(entry, first.volatile) : undefined;
+    const member = ignore || !first.volatile ? undefined : memberFix(entry, first.volatile.names);
     if (ignore) fixes.push(`Only "${first.volatile!.names.join('", "')}" differs, and its name says it changes on every call: ignore it with ${ignore}.`);
-    else if (first.volatile && entry.kind === 'cache') {
-      fixes.push(`Only the message member "${first.volatile.names.join('", "')}" differs: ReplayCache keys whole messages, so leave it out of the requests you pass to get() and put().`);
-    }
+    else if (member) fixes.push(member);
     fixes.push(`The request changed since it was recorded, and a recording of another request would be a wrong answer: ${recordHow(entry)}${ctx.source ? ` (recordings in ${ctx.source})` : ''}.`);
   }
 

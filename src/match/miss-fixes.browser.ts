@@ -13,3 +13,6 @@ export const ignoreOption: typeof Full.ignoreOption = (_entry, v) => `${v.option
 
 /** createReplayFetch's option that lets a used recording answer again (see miss-fixes.ts). */
 export const repeatOption: typeof Full.repeatOption = () => 'drop strictOrder: true';
+
+/** A page has no ReplayCache (see miss-fixes.ts). */
+export const memberFix: typeof Full.memberFix = () => undefined;

@@ -55,3 +55,15 @@ export function repeatOption(entry: MissEntry): string | undefined {
   if (entry.kind === 'fetch' || entry.kind === 'test' || entry.kind === 'browser') return 'drop strictOrder: true';
   return undefined;
 }
+
+/**
+ * The fix where the entry point has no option for a volatile message member (ReplayCache keys
+ * whole messages), else undefined.
+ *
+ * @example
+ * memberFix({ kind: 'cache' }, ['id']) // 'Only the message member "id" differs: ReplayCache keys whole messages, ...'
+ */
+export function memberFix(entry: MissEntry, names: readonly string[]): string | undefined {
+  if (entry.kind !== 'cache') return undefined;
+  return `Only the message member "${names.join('", "')}" differs: ReplayCache keys whole messages, so leave it out of the requests you pass to get() and put().`;
+}

@@ -15,8 +15,8 @@ import { missHeadline, recordHow, type MissEntry } from '../match/diagnose.ts';
 import type { RecordBackend, StoreWarning } from '../store/backend.ts';
 // Browser bundles get open.browser.ts instead (package.json "browser"): backend objects only, so
 // no tape-file or Redis code reaches a page; the browser entry passes the tape it loaded as `store`.
-import { checkStore, isBackend, storeBackend } from '../store/backends/open.ts';
-import { pruneUnusedSessions } from '../realtime/prune.ts';
+import { storeBackend } from '../store/backends/open.ts';
+import { checkRecordOptions, checkStoreOption } from './deck-options.ts';
 import { RecordCollection, type CloseReport } from '../store/collection.ts';
 import { resolveModeWithSource, type TapeMode } from '../store/mode.ts';
 import { checkKeyOptions, type NormalizeOptions } from '../providers/normalize.ts';
@@ -40,7 +40,7 @@ import { latin1Text, redactor, type RedactOptions, type Redactor } from '../stor
 import { checkRedactOptions } from '../store/redact-options.ts';
 import { DEFAULT_MISS_STATUS } from './http-errors.ts';
 import { checkChaos, type ChaosOptions } from '../chaos/options.ts';
-import { askedFor, keptOf, pruneMayRemove, sayKept } from './prune-guard.ts';
+import { askedFor, keptOf, pruneMayRemove, sayPruned } from './prune-guard.ts';
 import { refuseChaos } from '../chaos/refused.ts';
 import { openChaos, openSessionChaos, type HttpChaos, type SessionChaos } from './chaos.ts';
 import { IndexRuns } from './index-runs.ts';
@@ -570,14 +570,10 @@ export class Deck {
     checkHooks(opts);
     checkHostMatch(opts.hostMatch);
     checkRedactOptions(opts.redact);
-    if (opts.bodyMatch !== undefined && opts.bodyMatch !== 'bytes' && opts.bodyMatch !== 'route') {
-      throw new TapedeckError('E_ARG', `Invalid bodyMatch ${JSON.stringify(opts.bodyMatch)}.`, { hint: "Use 'bytes' (the default) or 'route'." });
-    }
+    // bodyMatch and onRecordFailure, which only Node's entry points take (./deck-options.ts).
+    checkRecordOptions(opts);
     if (opts.timing !== undefined && opts.timing !== 'none' && opts.timing !== 'recorded' && !(typeof opts.timing === 'number' && opts.timing >= 0)) {
       throw new TapedeckError('E_ARG', `Invalid timing ${JSON.stringify(opts.timing)}.`, { hint: "Use 'none', 'recorded' or a number of milliseconds between chunks." });
-    }
-    if (opts.onRecordFailure !== undefined && opts.onRecordFailure !== 'fail' && opts.onRecordFailure !== 'serve') {
-      throw new TapedeckError('E_ARG', `Invalid onRecordFailure ${JSON.stringify(opts.onRecordFailure)}.`, { hint: "Use 'fail' (the default: 503 E_RECORD_FAILED, or a cut stream) or 'serve' (the live answer, marked x-tapedeck-recorded: false)." });
     }
     // A miss answered 2xx would read as an answer: an SDK parses the miss's body as its result.
     if (opts.missStatus !== undefined && !(Number.isInteger(opts.missStatus) && opts.missStatus >= 400 && opts.missStatus <= 599)) {
@@ -593,14 +589,8 @@ export class Deck {
       // the tape opens: its refusal comes then.
       if (mode !== 'once') refuseChaos(mode, opts.chaos.live, 'chaos option, --chaos');
     }
-    const store = opts.store ?? opts.tape;
-    if (mode !== 'passthrough' && !isBackend(store) && (typeof store !== 'string' || store === '')) {
-      throw new TapedeckError('E_ARG', `Mode ${mode} needs a tape path or a store.`, {
-        hint: "Pass { tape: 'recordings/app.tape' } (tapedeck serve --tape FILE), or a shared store { store: 'redis://host:6379/0' } (tapedeck serve --store URL).",
-      });
-    }
-    // A mistyped Redis URL is refused where the fetch or proxy is made, not at the first call.
-    if (mode !== 'passthrough' && typeof store === 'string') checkStore(store);
+    // The tape or store (./deck-options.ts: a page's is the tape it loaded).
+    checkStoreOption(opts, mode);
     return mode;
   }
 
@@ -1502,15 +1492,11 @@ export class Deck {
       // Not after injected faults answered calls (prune-guard.ts).
       const prune = this.opts.pruneUnused === true && pruneMayRemove(this.stats().faults, this.tape, this.warn);
       const report = (await this.col?.close({ pruneUnused: prune })) ?? { replaced: [], pruned: [] };
+      this.closeCounts = { ...(report.rerecorded ? { rerecorded: report.rerecorded } : {}), ...(report.retried ? { retried: report.retried } : {}) };
       // The proxy's realtime sessions on the same tape no connect of this run used go too (their endpoint closed before).
       const rtStore = this.opts.store ?? this.opts.tape;
-      if (prune && this.col && this.entry.kind === 'proxy' && (this.counters.realtimeSessions ?? 0) > 0 && typeof rtStore === 'string') report.pruned.push(...(await pruneUnusedSessions(rtStore).catch((e: unknown) => (this.warn(`tapedeck: could not prune unused realtime sessions in ${this.tape}: ${e instanceof Error ? e.message : String(e)}`), []))));
-      this.closeCounts = { ...(report.rerecorded ? { rerecorded: report.rerecorded } : {}), ...(report.retried ? { retried: report.retried } : {}) };
-      if (prune && this.col) sayKept(this.col, this.tape, this.warn);
-      if (report.pruned.length > 0) {
-        const which = report.pruned.map((x) => `${x.key.replace('\u0000', ' ')} (byte ${x.at})`);
-        this.warn(`tapedeck: removed ${report.pruned.length} unused recording(s) from ${this.tape}: ${which.slice(0, 20).join(', ')}${which.length > 20 ? ', ...' : ''}.`);
-      }
+      const sessions = prune && this.col && this.entry.kind === 'proxy' && (this.counters.realtimeSessions ?? 0) > 0 && typeof rtStore === 'string' ? rtStore : undefined;
+      await sayPruned(report, prune ? this.col : undefined, sessions, this.tape, this.warn);
       return report;
     })();
     return this.closing;

@@ -15,5 +15,6 @@ export function keptOf(_mode: unknown, _col: unknown): { kept?: string[] } {
 
 export function askedFor(_col: unknown, _p: unknown, _to: unknown): void {}
 
-export function sayKept(_col: unknown, _tape: unknown, _warn: unknown): void {}
+/** Nothing pruned, nothing to say: pruneUnused is not an option of a page's replay fetch (see prune-guard.ts). */
+export async function sayPruned(_report: unknown, _pruned: unknown, _sessions: unknown, _tape: unknown, _warn: unknown): Promise<void> {}
 

@@ -6,7 +6,8 @@
  * builds take prune-guard.browser.ts: a page injects no faults.
  */
 import { faultsInPlaceOfRecordings } from '../chaos/answer-faults.ts';
-import type { RecordCollection } from '../store/collection.ts';
+import { pruneUnusedSessions } from '../realtime/prune.ts';
+import type { CloseReport, RecordCollection } from '../store/collection.ts';
 import type { TapeMode } from '../store/mode.ts';
 import type { MatchKind } from '../store/records.ts';
 import { filedKey } from '../store/origins.ts';
@@ -63,12 +64,27 @@ export function askedFor(col: RecordCollection<unknown>, p: { route: string; mat
 /**
  * Says, after a prune, how many recordings it left because their calls were asked for again
  * and not recorded (the upstream failed or was cut).
- *
- * @example
- * sayKept(col, 'app.tape', console.warn)
  */
-export function sayKept(col: RecordCollection<unknown>, tape: string | undefined, warn: (m: string) => void): void {
+function sayKept(col: RecordCollection<unknown>, tape: string | undefined, warn: (m: string) => void): void {
   const kept = col.keptAsked().length;
   if (kept > 0) warn(`tapedeck: kept ${kept} recording(s) in ${tape} that calls of this run asked for again without getting a new answer recorded (the upstream failed or was cut); pruning leaves them.`);
 }
 
+/**
+ * After a deck's close: with a prune (`pruned`, the collection it pruned), the realtime sessions
+ * on the proxy's tape `sessions` that no connect of this run used go too (added to
+ * `report.pruned`), and the recordings the prune kept are said; then what was removed is said.
+ * Here, not in ./deck.ts: a page prunes nothing (prune-guard.browser.ts).
+ *
+ * @example
+ * await sayPruned(await col.close({ pruneUnused: true }), col, undefined, 'app.tape', console.warn)
+ * // warns "tapedeck: removed 2 unused recording(s) from app.tape: ..."
+ */
+export async function sayPruned(report: CloseReport, pruned: RecordCollection<unknown> | undefined, sessions: string | undefined, tape: string | undefined, warn: (m: string) => void): Promise<void> {
+  if (sessions !== undefined) report.pruned.push(...(await pruneUnusedSessions(sessions).catch((e: unknown) => (warn(`tapedeck: could not prune unused realtime sessions in ${tape}: ${e instanceof Error ? e.message : String(e)}`), []))));
+  if (pruned) sayKept(pruned, tape, warn);
+  if (report.pruned.length > 0) {
+    const which = report.pruned.map((x) => `${x.key.replace('\u0000', ' ')} (byte ${x.at})`);
+    warn(`tapedeck: removed ${report.pruned.length} unused recording(s) from ${tape}: ${which.slice(0, 20).join(', ')}${which.length > 20 ? ', ...' : ''}.`);
+  }
+}
