@@ -16,6 +16,7 @@ import { formatFetchSummary } from './fetch-summary.ts';
 import { leftAnswersCut } from './left-answers.ts';
 import { staleLine } from './stale-recordings.ts';
 import { asTapedeckError, errorAnswer, showsWholeBody, statusOf, statusTextOf } from './http-errors.ts';
+import { maskJsonErrorExcerpt } from './json-error-excerpt.ts';
 import { responseChunks, type HttpRecord } from '../store/records.ts';
 import { unrecordedByKey, unrecordedMiss } from './unrecordable.ts';
 import { headersWait, UpstreamLink } from './upstream.ts';
@@ -482,7 +483,8 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       if (signal.aborted && err === signal.reason) throw err;
       if (err !== null && typeof err === 'object' && networkFaults.has(err)) throw err;
       if (err instanceof Error && err.name === 'AbortError') throw err;
-      const e = asTapedeckError(err);
+      // A malformed body's error quotes it: with its secrets masked, as the proxy's (./json-error-excerpt.ts).
+      const e = asTapedeckError(d === undefined ? err : maskJsonErrorExcerpt(err, dreq.headers, dreq.body, d.maxBodyBytes, d.redactor));
       if (e.code === 'E_MISS') {
         d?.count('miss');
         if (misses.length < MAX_MISSES_KEPT) misses.push({ route: `${dreq.method} ${u.pathname}`, message: e.message });

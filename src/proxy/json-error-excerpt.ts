@@ -4,9 +4,9 @@
  * trailing comma after a message that pastes one, a Python dict sent with `str()`: `{'api_key':
  * 'sk-proj-…`) had a piece of the key quoted in the answer, and the client's failing test prints
  * that answer to the CI log. Here the quote is made again with the body's secrets masked, as
- * the tape would mask them. Node only: the proxy's answers (src/proxy/handler.ts).
+ * the tape would mask them. For the proxy's answers and createFetch's (./handler.ts, ./fetch.ts);
+ * a page keeps the quote as it is (./json-error-excerpt.browser.ts says why).
  */
-import type { IncomingHttpHeaders } from 'node:http';
 import { excerpt } from '../core/status.ts';
 import { TapedeckError } from '../errors.ts';
 import type { Redactor } from '../store/redact.ts';
@@ -29,7 +29,7 @@ const escaped = (t: string) => JSON.stringify(t).slice(1, -1).replaceAll('\\"', 
  * maskJsonErrorExcerpt(e, req.headers, body, 32 << 20, deck.redactor).message
  * // 'Invalid JSON at byte 117 (line 1, column 118): …[REDACTED]"}],⟪here⟫}…: expected …'
  */
-export function maskJsonErrorExcerpt(err: unknown, headers: IncomingHttpHeaders, body: Uint8Array, maxBytes: number, redactor: Redactor): unknown {
+export function maskJsonErrorExcerpt(err: unknown, headers: Readonly<Record<string, string | string[] | undefined>>, body: Uint8Array, maxBytes: number, redactor: Redactor): unknown {
   if (!(err instanceof TapedeckError) || typeof err.details.offset !== 'number' || !err.message.includes('⟪here⟫') || redactor.keepSecrets) return err;
   let read = body;
   try {
