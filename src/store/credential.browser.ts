@@ -51,7 +51,10 @@ export function searchedText(s: string, _from: number): string {
   return s;
 }
 
-/** `s` with CREDENTIAL's matches replaced by `fn` of each (searchedText gives `s` in a page). */
+/**
+ * `s` with CREDENTIAL's matches replaced by `fn` of each (searchedText gives `s` in a page). An
+ * AWS secret access key beside its id is not looked for in a page (the budget), as maskShapes.
+ */
 export function replaceCredentials(s: string, _view: string, fn: (found: string) => string): string {
   return s.replace(CREDENTIAL, fn);
 }

@@ -10,6 +10,7 @@
  * 36 KB chat body, the credential search was ~60% of redacting a parsed body).
  */
 
+import { awsSecretsIn, type AwsSecret } from './aws-secret.ts';
 import { CREDENTIAL as PAGE_CREDENTIAL } from './credential-pattern.ts';
 
 /**
@@ -144,12 +145,17 @@ export function searchedText(s: string, from: number): string {
 
 /**
  * `s` with CREDENTIAL's matches in `view` (searchedText of it) replaced by `fn` of each: what
- * `s.replace(CREDENTIAL, fn)` is when `view` is `s`.
+ * `s.replace(CREDENTIAL, fn)` is when `view` is `s`; and the AWS secret access keys standing
+ * beside an access key id, which no pattern finds alone, by `fn` of each too.
  *
  * @example
  * replaceCredentials(s, searchedText(s, 0), maskCredential(mask))
  */
 export function replaceCredentials(s: string, view: string, fn: (found: string) => string): string {
+  // Called only for a text that holds a credential: an AWS access key id's secret beside it
+  // (./aws-secret.ts) is looked for here, so a text with none pays nothing for it.
+  const secrets = awsSecretsIn(s);
+  if (secrets.length > 0) return replaceWithSecrets(s, view, fn, secrets);
   if (view === s) return s.replace(CREDENTIAL, fn);
   let out = '';
   let at = 0;
@@ -159,6 +165,23 @@ export function replaceCredentials(s: string, view: string, fn: (found: string) 
     at = m.index + m[0].length;
   }
   CREDENTIAL.lastIndex = 0;
+  return out + s.slice(at);
+}
+
+/** replaceCredentials of a text with AWS secret access keys beside their ids: both kinds replaced, in order, none inside another. */
+function replaceWithSecrets(s: string, view: string, fn: (found: string) => string, secrets: readonly AwsSecret[]): string {
+  const found: [number, string][] = secrets.map((x) => [x.index, x.text]);
+  CREDENTIAL.lastIndex = 0;
+  for (let m = CREDENTIAL.exec(view); m !== null; m = CREDENTIAL.exec(view)) found.push([m.index, m[0]]);
+  CREDENTIAL.lastIndex = 0;
+  found.sort(([a, x], [b, y]) => a - b || y.length - x.length);
+  let out = '';
+  let at = 0;
+  for (const [i, text] of found) {
+    if (i < at) continue;
+    out += s.slice(at, i) + fn(text);
+    at = i + text.length;
+  }
   return out + s.slice(at);
 }
 

@@ -16,6 +16,7 @@
  * token after `Bearer`, a cookie's value) count when they hold a letter and a digit too. A value
  * in a known key format is left to the credential patterns, which mask it everywhere already.
  */
+import { awsSecretsIn } from './aws-secret.ts';
 import { ENV_LINE, YAML_LINE, valueMayBeSecret } from './env-secrets.ts';
 import { FORM_START, multipartBoundary, partName, parts } from './http-body.ts';
 import { isFrozenHeaders } from './frozen-headers.ts';
@@ -261,6 +262,9 @@ function bodySecrets(r: Redactor, req: EchoSource, add: (v: string, credential: 
     const v = stack.pop();
     if (typeof v === 'string') {
       embeddedSecrets(r, v, add);
+      // An AWS secret access key beside its id (a prompt's "AKIA… wJalr…"): an answer may repeat
+      // the secret alone, where no id beside it makes it one.
+      for (const x of awsSecretsIn(v)) add(x.text, false);
       // A data URL of a text file with a key inside (OpenAI's `file_data`): no credential pattern
       // sees the key in its base64, so an answer echoing the body is searched for the URL sent.
       if (v.startsWith('data:')) {

@@ -6,7 +6,8 @@
  * base64 JSON chunks inside them. It reports
  *   - the credential formats redaction masks (redact.ts, credentialMatches): bearer and basic
  *     tokens, SigV4 credentials and signatures, known provider key prefixes, JSON Web Tokens,
- *     in values and in member names;
+ *     an AWS secret access key beside its access key id (on one line or the next), in values
+ *     and in member names;
  *   - secret-named members (the redactor's names: `api_key`, `authorization`, `*_password`,
  *     `*Token`, ...) holding a high-entropy string that is not a mask, and form fields so named;
  *   - those credential formats cut across the events of a stream (a key the model repeated,
@@ -15,8 +16,9 @@
  * shows only the first characters of what was found.
  */
 import { decodeEventStream, mayBeEventStream } from '../providers/wire/aws-eventstream.ts';
+import { awsSecretsIn } from './aws-secret.ts';
 import { privateKeysIn } from './credential.ts';
-import { base64TextFile, credentialMatches, dataUrlHead, EMBEDDED_MEMBER, embeddedSecret, isMask, redactor } from './redact.ts';
+import { base64TextFile, credentialMatches as patternMatches, dataUrlHead, EMBEDDED_MEMBER, embeddedSecret, isMask, redactor } from './redact.ts';
 import { TOKEN_CHARS } from './credential.ts';
 import { childPath } from './tape-json.ts';
 import { echoedSecrets } from './echoed-secret-scan.ts';
@@ -70,6 +72,17 @@ const excerpt = (s: string): string => `${JSON.stringify(s.slice(0, 4) + '…')}
 
 type Report = (path: string, kind: SecretFinding['kind'], value: string, kept?: boolean) => void;
 
+/**
+ * The credential formats in a text (redact.ts's credentialMatches), and an AWS secret access key
+ * beside its access key id (./aws-secret.ts, which redaction masks with them): looked for only in
+ * a text where an id was found.
+ */
+function credentialMatches(s: string): { index: number; text: string }[] {
+  const out = patternMatches(s);
+  if (out.some((m) => m.text.startsWith('AKIA') || m.text.startsWith('ASIA'))) for (const x of awsSecretsIn(s)) out.push({ index: x.index, text: x.text });
+  return out;
+}
+
 const kindOf = (text: string): SecretFinding['kind'] => (/^(?:Bearer|Basic|Token)\s/.test(text) ? 'bearer token' : 'key format');
 
 /** Text: a JSON document is walked, lines (SSE events, NDJSON) one by one, anything else matched whole. */
@@ -85,6 +98,8 @@ function scanText(s: string, path: string, secretName: boolean, report: Report, 
     // judged as a secret-named member's value is.
     // A PEM private key's body spans lines, so no one line shows it.
     for (const m of privateKeysIn(s)) report(path, 'key format', m.text);
+    // An AWS secret access key on a line after (or before) its id's: no one line shows the pair.
+    for (const m of awsSecretsIn(s)) if (/[\r\n]/.test(s.slice(Math.min(m.index, m.id), Math.max(m.index, m.id)))) report(path, 'key format', m.text);
     if (/content-disposition:/i.test(s)) for (const m of s.matchAll(MULTIPART_FIELD)) if (names.isSecretField(m[1]!)) scanText(m[2]!, `${path} part ${JSON.stringify(m[1])}`, true, report, depth + 1, false);
     return scanLines(s, path, report, depth, inFile);
   }

@@ -25,6 +25,7 @@
  * encoded again.
  */
 import { decodeEventStream, encodeEventStreamMessage, headerString, mayBeEventStream, type EventStreamMessage } from '../providers/wire/aws-eventstream.ts';
+import { awsSecretsIn } from './aws-secret.ts';
 import { CREDENTIAL, credentialFrom, privateKeysIn, searchedText } from './credential.ts';
 import { EMBEDDED_MEMBER, embeddedSecret, isMask, latin1Text, type KnownBody } from './redact.ts';
 import type { EchoingRedactor } from './echo-redact.ts';
@@ -70,8 +71,11 @@ interface Seek {
   secretField?: (name: string) => boolean;
 }
 
-/** A find in a joined text: where it begins, its text as it stands there, and, for a member's value, the value decoded. */
-type Found = [number, string, string?];
+/**
+ * A find in a joined text: where it begins, its text as it stands there, for a member's value the
+ * value decoded, and for an AWS secret access key where its id begins (the two are one find).
+ */
+type Found = [number, string, string?, number?];
 
 /** Quick test for JSON text with a member holding a string (`"name": "`): most text streams have none. */
 const MEMBER_GATE = /"[ \t\n\r]*:[ \t\n\r]*"/;
@@ -86,6 +90,9 @@ interface Piece {
   from?: number;
   to?: number;
 }
+
+/** An AWS access key id's length (`AKIA` and 16). */
+const AWS_ID_LENGTH = 20;
 
 /** Past this nesting a document's strings are not read as pieces (no provider's event comes near). */
 const MAX_PIECE_DEPTH = 64;
@@ -147,6 +154,7 @@ const holdsMember = (p: Piece): boolean => p.text.length >= 7 && p.text.indexOf(
  */
 function credentialsIn(s: string, seek?: Seek): Found[] {
   const out: Found[] = [];
+  let aws: Found[] | undefined;
   const echoes = seek?.echoes;
   const from = credentialFrom(s);
   // A PEM private key's body (its lines are runs of key characters, so a text without a long
@@ -155,12 +163,19 @@ function credentialsIn(s: string, seek?: Seek): Found[] {
   if (from >= 0) {
     const view = searchedText(s, from);
     CREDENTIAL.lastIndex = from;
+    let id = false;
     // A bot token's `bot` is kept in view, as redaction keeps it in one string (maskCredential).
-    for (let m = CREDENTIAL.exec(view); m !== null; m = CREDENTIAL.exec(view)) out.push(m[0].startsWith('bot') ? [m.index + 3, m[0].slice(3)] : [m.index, m[0]]);
+    for (let m = CREDENTIAL.exec(view); m !== null; m = CREDENTIAL.exec(view)) {
+      out.push(m[0].startsWith('bot') ? [m.index + 3, m[0].slice(3)] : [m.index, m[0]]);
+      id ||= m[0].startsWith('AKIA') || m[0].startsWith('ASIA');
+    }
     CREDENTIAL.lastIndex = 0;
+    // An AWS secret access key beside its id (./aws-secret.ts): looked for only where an id is.
+    if (id) aws = awsSecretsIn(s).map((x): Found => [x.index, x.text, undefined, x.id]);
   }
   const members = seek?.secretField !== undefined && MEMBER_GATE.test(s) ? membersIn(s, seek.secretField) : [];
-  if ((echoes === undefined || echoes.length === 0) && members.length === 0 && keys.length === 0) return out;
+  if ((echoes === undefined || echoes.length === 0) && members.length === 0 && keys.length === 0 && (aws === undefined || aws.length === 0)) return out;
+  if (aws !== undefined) out.push(...aws);
   for (const e of echoes ?? []) for (let i = s.indexOf(e); i >= 0; i = s.indexOf(e, i + e.length)) out.push([i, e]);
   out.push(...members);
   for (const k of keys) out.push([k.index, k.text]);
@@ -202,7 +217,8 @@ function spanning(groups: readonly Piece[][], seek?: Seek): { pieces: Piece[]; s
       n += p.text.length;
     }
     const joined = pieces.map((p) => p.text).join('');
-    const found = credentialsIn(joined, seek).filter(([a, t, v]) => v !== undefined || pieceAt(starts, a) !== pieceAt(starts, a + t.length - 1));
+    // An AWS secret whose id is in another piece: no one event's redaction reads the two together.
+    const found = credentialsIn(joined, seek).filter(([a, t, v, id]) => v !== undefined || pieceAt(starts, Math.min(a, id ?? a)) !== pieceAt(starts, Math.max(a + t.length, id === undefined ? 0 : id + AWS_ID_LENGTH) - 1));
     if (found.length > 0) out.push({ pieces, starts, found });
   }
   return out;
@@ -236,7 +252,8 @@ export function splitCredentials(events: readonly StreamEvent[], secretField?: (
   const out: SplitCredential[] = [];
   // Not the strings alone at their place: what one event holds whole, `tapedeck scan` reads in that event.
   for (const { pieces, starts, found } of spanning(textStreams(events, false), { secretField })) {
-    for (const [a, text, v] of found) out.push({ first: pieces[pieceAt(starts, a)]!.event, last: pieces[pieceAt(starts, a + text.length - 1)]!.event, text: v ?? text, ...(v === undefined ? {} : { member: true as const }) });
+    // An AWS secret spans the events from its id's to its own.
+    for (const [a, text, v, id] of found) out.push({ first: pieces[pieceAt(starts, Math.min(a, id ?? a))]!.event, last: pieces[pieceAt(starts, Math.max(a + text.length, id === undefined ? 0 : id + AWS_ID_LENGTH) - 1)]!.event, text: v ?? text, ...(v === undefined ? {} : { member: true as const }) });
   }
   return out;
 }
