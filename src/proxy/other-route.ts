@@ -9,6 +9,7 @@
 import { routeEndpoint, routeOf } from '../providers/index.ts';
 import type { RecordCollection } from '../store/collection.ts';
 import { queryPairs } from '../store/query-pairs.ts';
+import { REDACTED } from '../store/redact.ts';
 import { httpRecordKey, type MatchKind } from '../store/records.ts';
 
 /**
@@ -180,6 +181,7 @@ export function queryOnOtherRoute(route: string, routes: ReadonlyMap<string, { r
   const at = `${endpoint.method} ${path}`;
   const masked = (v: string | undefined) => v !== undefined && v.startsWith('[REDACTED');
   const diff: string[] = [];
+  let shaped: string | undefined;
   for (const k of new Set([...mine.keys(), ...best.theirs.keys()])) {
     const a = mine.get(k);
     const b = best.theirs.get(k);
@@ -187,9 +189,29 @@ export function queryOnOtherRoute(route: string, routes: ReadonlyMap<string, { r
     if (masked(b) && a === undefined) return `recorded with the ${k === 'key' ? 'key' : `credential ${k}`} in the query (?${k}=), sent without it (in a header?): send the ${k === 'key' ? 'key' : 'credential'} the way it was recorded, for ${at}`;
     if (masked(a) && b === undefined) return `sent with the ${k === 'key' ? 'key' : `credential ${k}`} in the query (?${k}=), recorded without it (in a header?): send the ${k === 'key' ? 'key' : 'credential'} the way it was recorded, for ${at}`;
     diff.push(a === undefined ? `${k} not sent (recorded ${k}=${b})` : b === undefined ? `${k}=${a} sent (recorded without it)` : `${k}=${a} vs ${k}=${b} in the recordings`);
+    // One side's value was taken for a credential (`[REDACTED]`, any value replays it) and the
+    // other's for a lookup value (keyed by the value): said, since both read as "a mask". Short:
+    // a miss's first line is cut at 140 characters.
+    if (shaped === undefined && a !== undefined && b !== undefined && masked(a) && masked(b) && (a === REDACTED) !== (b === REDACTED)) shaped = shapeAdvice(k, b === REDACTED);
   }
   if (diff.length === 0) return queryOrderDiffers(q < 0 ? '' : endpoint.url.slice(q + 1), best.raw, at);
+  if (diff.length === 1 && shaped !== undefined) return shaped;
   return `query differs: ${diff.slice(0, 3).join(', ')}${diff.length > 3 ? ', ...' : ''} for ${at}`;
+}
+
+/**
+ * Why a query parameter masked on both sides differs: `?key=` and the other parameters that carry
+ * a client's credential on some APIs are `[REDACTED]` (any value matches) when the value is shaped
+ * like a credential, and keyed by the value otherwise (src/store/query-credential.ts).
+ *
+ * @example
+ * shapeAdvice('key', true)
+ * // "?key= sent is not shaped like a key, so it is matched by its value; the recording's was a key: send a key-shaped value, dummy or none"
+ */
+function shapeAdvice(name: string, recordedPlain: boolean): string {
+  return recordedPlain
+    ? `?${name}= sent is not shaped like a key, so it is matched by its value; the recording's was a key: send a key-shaped value, dummy or none`
+    : `?${name}= sent is shaped like a key, so any key matches; the recording's was not (matched by its value): send the value it was recorded with`;
 }
 
 /**

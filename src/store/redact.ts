@@ -25,10 +25,12 @@
  * git either.
  *
  * Two kinds of masks, because requests are keyed from what is stored (docs/matching.md):
- * - a provider credential (the credential headers, Google's `?key=`, Azure's `?api-key=`,
- *   SigV4's query signature, in the request's own URL) becomes `[REDACTED]`: it never takes part
- *   in a key, so recordings made with one developer's key replay with another's (the same
- *   parameter of a URL pasted into a prompt is keyed, below: there it is what the user wrote);
+ * - a provider credential (the credential headers; SigV4's query signature; in the request's own
+ *   URL, a client's credential parameter whose value is shaped like one: Google's
+ *   `?key=AIza…`, Azure's `?api-key=`, `?access_token=ya29.…`, ./query-credential.ts) becomes
+ *   `[REDACTED]`: it never takes part in a key, so recordings made with one developer's key
+ *   replay with another's (the same parameter of a URL pasted into a prompt is keyed, below:
+ *   there it is what the user wrote; so is `?key=alpha-report`, a lookup key, not a credential);
  * - every other masked value (a `?token=`, a `client_secret` member, a key pasted into a prompt)
  *   still decides the answer: it becomes `[REDACTED:<16 hex>]`, the first 64 bits of
  *   HMAC-SHA256 under the store's random salt (kept in the tape header), so two values stay two
@@ -40,6 +42,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { CREDENTIALS } from '../providers/index.ts';
 import { CREDENTIAL, credentialFrom, mayHoldCredential, maskCredential, maskShapes, replaceCredentials, searchedText, shapesIn } from './credential.ts';
 import { envSecrets } from './env-secrets.ts';
+import { queryCredential } from './query-credential.ts';
 import { secretByLastWord } from './secret-words.ts';
 import { typedValue } from './typed-redact.ts';
 
@@ -168,7 +171,12 @@ export const CREDENTIAL_HEADERS: readonly string[] = Object.freeze([
   'helicone-auth',
 ]);
 
-/** Query parameters that carry a provider credential (never part of a key, stored as `[REDACTED]`). */
+/**
+ * Query parameters that carry the client's credential. SigV4's (`X-Amz-…`) are never part of a
+ * key, stored as `[REDACTED]` whatever their value (the date is none, but new with every
+ * signature); the others are too when the value is shaped like a credential, and keyed like
+ * SECRET_QUERY's otherwise (./query-credential.ts): `?key=` is a lookup key on some APIs.
+ */
 export const CREDENTIAL_QUERY: readonly string[] = Object.freeze([
   'key', // Google
   'api-key', // Azure OpenAI
@@ -176,6 +184,8 @@ export const CREDENTIAL_QUERY: readonly string[] = Object.freeze([
   'apikey',
   'subscription-key', // Azure API Management
   'sig', // Azure SAS
+  // OAuth's bearer token in a URL (RFC 6750): Google's `ya29.…`, Gemini Live's ephemeral tokens.
+  'access_token',
   'x-amz-signature', // SigV4 presigned URLs
   'x-amz-credential',
   'x-amz-security-token',
@@ -352,11 +362,13 @@ function skipSpace(s: string, i: number, step: 1 | -1): number {
 
 /**
  * Header and query parameter kinds: kept (credential-looking text masked), masked (keyed), a
- * credential (`[REDACTED]`).
+ * credential (`[REDACTED]`), a query's credential by its value (either mask, see param()).
  */
 const PLAIN_NAME = 0;
 const SECRET_NAME = 1;
 const CREDENTIAL_NAME = 2;
+/** A query parameter that is the client's credential on some hosts only: plain or keyed by its value. */
+const SHAPED_NAME = 3;
 
 /**
  * The credential-looking substrings of a text (the patterns `text()` masks): bearer and basic
@@ -696,8 +708,9 @@ export function redactor(opts: RedactOptions = {}): Redactor {
   const url = (u: string): string => (keep ? u : text(query(u, false)));
 
   /**
-   * A URL with its secret query parameters masked: other secrets keyed; credentials (`?key=`,
-   * `?api-key=`, `?sig=`) plainly in the request's own URL (`inText` false: the client's key, not
+   * A URL with its secret query parameters masked: other secrets keyed; credentials (SigV4's
+   * parameters, and a client's credential parameter whose value is shaped like one: `?key=AIza…`,
+   * `?access_token=ya29.…`) plainly in the request's own URL (`inText` false: the client's key, not
    * part of the request, so a tape replays with another's), keyed in a URL inside a text
    * (`inText`: a prompt, an answer, a JSON value), where the value is what the user wrote: a plain
    * mask made two prompts differing only in it one request, and replay swapped their answers.
@@ -728,7 +741,6 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     const eq = p.indexOf('=');
     if (eq < 0) return p;
     const kind = queryKind(p.slice(0, eq));
-    if (kind === CREDENTIAL_NAME && !inText) return `${p.slice(0, eq)}=${encodeURIComponent(REDACTED)}`;
     if (kind === PLAIN_NAME) return p;
     const raw = p.slice(eq + 1);
     if (inText && raw === '') return p;
@@ -738,6 +750,10 @@ export function redactor(opts: RedactOptions = {}): Redactor {
     } catch {
       // a malformed escape: the raw value is masked
     }
+    // In the request's own URL, SigV4's parameters always, and the client's credential (`?key=`,
+    // `?access_token=`) when its value is shaped like one (./query-credential.ts says why a
+    // doubtful one is keyed); a keyed mask, stored before, stays as it is (its hex is random).
+    if (!inText && (kind === CREDENTIAL_NAME || (kind === SHAPED_NAME && !WHOLE_MASK.test(shown) && queryCredential(shown, OTHER_TOOL_MASK)))) return `${p.slice(0, eq)}=${encodeURIComponent(REDACTED)}`;
     return mask(shown) === shown ? p : `${p.slice(0, eq)}=${encodeURIComponent(mask(raw))}`;
   };
 
@@ -757,7 +773,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
       // a malformed escape: the name as written is judged
     }
     const f = fold(name);
-    return credentialQuery.has(f) ? CREDENTIAL_NAME : querySet.has(f) || isSecretName(f, fieldSet) || secretByLastWord(name) ? SECRET_NAME : PLAIN_NAME;
+    return credentialQuery.has(f) ? (f.startsWith('xamz') ? CREDENTIAL_NAME : SHAPED_NAME) : querySet.has(f) || isSecretName(f, fieldSet) || secretByLastWord(name) ? SECRET_NAME : PLAIN_NAME;
   });
 
   const masks = (k: string, x: unknown) => x != null && x !== '' && typeof x !== 'boolean' && secretField(k);

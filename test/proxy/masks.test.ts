@@ -101,7 +101,9 @@ describe('masked values stay distinct keys', () => {
     expect(a.mask('same')).not.toBe(b.mask('same'));
     // Credentials keep the one mask whatever the salt.
     expect(a.headers({ authorization: 'Bearer x' })).toEqual(b.headers({ authorization: 'Bearer y' }));
-    expect(a.url('/m?key=one')).toBe(b.url('/m?key=two'));
+    expect(a.url('/m?key=AIzaSyA0123456789abcdefghijklmnopqrstu')).toBe(b.url('/m?key=AIzaSyB9876543210zyxwvutsrqponmlkjihgf'));
+    // A `?key=` that is no credential (a lookup key) is keyed like any other value.
+    expect(a.url('/m?key=one')).not.toBe(a.url('/m?key=two'));
     expect(a.url('/m?token=one')).not.toBe(a.url('/m?token=two'));
     // Redacting what was stored changes nothing (a mask is not masked again).
     const once = a.value({ client_secret: 's1', q: '/m?token=t', text: `key ${V.prompts[0]}` });

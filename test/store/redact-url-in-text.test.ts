@@ -69,7 +69,9 @@ describe('a credential query parameter of a URL inside text', () => {
     const u = (k: string) => r.url(`/v1beta/models/gemini-2.0-flash:generateContent?key=${k}`);
     expect(u('AIzaSyAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA')).toBe('/v1beta/models/gemini-2.0-flash:generateContent?key=%5BREDACTED%5D');
     expect(u('AIzaSyBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB')).toBe(u('AIzaSyAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'));
-    expect(r.url('https://x.openai.azure.com/openai/deployments/d/chat/completions?api-version=1&api-key=abc')).toBe('https://x.openai.azure.com/openai/deployments/d/chat/completions?api-version=1&api-key=%5BREDACTED%5D');
+    expect(r.url('https://x.openai.azure.com/openai/deployments/d/chat/completions?api-version=1&api-key=9f86d081884c7d659a2feaa0c55ad015')).toBe('https://x.openai.azure.com/openai/deployments/d/chat/completions?api-version=1&api-key=%5BREDACTED%5D');
+    // A value not shaped like a credential (a lookup key on some APIs) is keyed there too.
+    expect(r.url('/v1/x?api-key=abc')).toMatch(/^\/v1\/x\?api-key=%5BREDACTED%3A[0-9a-f]{16}%5D$/);
     // A relative URL standing alone as a JSON value (an answer's `next`) is text too.
     expect(r.value({ next: '/v1/x?key=one' }).next).not.toBe(r.value({ next: '/v1/x?key=two' }).next);
   });
