@@ -215,8 +215,13 @@ export const SECRET_QUERY: readonly string[] = Object.freeze([
 
 const fold = (name: string) => name.toLowerCase().replace(/[-_]/g, '');
 
-/** `Location` and `Content-Location`: headers whose value is a URL, often relative. */
-const isLocation = (name: string) => /^(?:content-)?location$/i.test(name);
+/**
+ * `Location` and `Content-Location`: headers whose value is a URL, often relative; and Google's
+ * resumable upload URLs (`x-goog-upload-url`, `-control-url`), which echo the start's `?key=`. Each
+ * is the URL the client asks next, so its query is masked as a request's own (the key
+ * `[REDACTED]`, as the request that follows has it), not as a URL quoted in text (keyed).
+ */
+const isLocation = (name: string) => /^(?:(?:content-)?location|x-goog-upload(?:-control)?-url)$/i.test(name);
 
 const isSecretName = (folded: string, exact: ReadonlySet<string>) => exact.has(folded) || SECRET_SUFFIXES.some((w) => folded.endsWith(w)) || NAMED_SECRET.test(folded);
 

@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
+import { addRecordings } from '../../src/proxy/hand-written.ts';
 import { queryOnOtherRoute } from '../../src/proxy/other-route.ts';
 import { redactor } from '../../src/store/redact.ts';
 
@@ -68,6 +69,21 @@ describe('a lookup value in ?key= is a request of its own', () => {
     expect(text).not.toContain('alpha-report');
     expect(text).not.toContain('beta-report');
     expect(text).toMatch(/key=%5BREDACTED%3A[0-9a-f]{16}%5D/);
+  });
+
+  it('added by hand (tapedeck add), as the report did: beta gets BETA, alpha gets ALPHA', async () => {
+    const tape = join(dir, 'r8-added.tape');
+    const url = (v: string) => `http://127.0.0.1:18080/v1/things?key=${v}-report-2026`;
+    await addRecordings({ tape }, [
+      { request: { method: 'GET', url: url('alpha') }, response: { body: { id: 'ALPHA' } } },
+      { request: { method: 'GET', url: url('beta') }, response: { body: { id: 'BETA' } } },
+    ]);
+    const play = createFetch({ tape, mode: 'replay' });
+    try {
+      for (const v of ['beta', 'alpha']) expect(await (await play(url(v))).json()).toEqual({ id: v.toUpperCase() });
+    } finally {
+      await play.close();
+    }
   });
 });
 
