@@ -9,7 +9,8 @@
  */
 
 /** An access key id, long-term (`AKIA`) or temporary (`ASIA`): CREDENTIAL's alternative for it. */
-const ACCESS_KEY_ID = /\b(?:AKIA|ASIA)[0-9A-Z]{16}/g;
+// After a JSON escape's letter too (`\nAKIA…` in a raw JSON answer), where `\b` fails.
+const ACCESS_KEY_ID = /(?:\b|(?<=\\[nrtbf]))(?:AKIA|ASIA)[0-9A-Z]{16}/g;
 
 /** An id's length. */
 const ID_LENGTH = 20;

@@ -51,6 +51,9 @@ export function searchedText(s: string, _from: number): string {
   return s;
 }
 
+/** searchedText for a body's JSON as sent: `s` too (a page records nothing). */
+export { searchedText as searchedJsonText };
+
 /**
  * `s` with CREDENTIAL's matches replaced by `fn` of each (searchedText gives `s` in a page). An
  * AWS secret access key beside its id is not looked for in a page (the budget), as maskShapes.

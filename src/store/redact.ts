@@ -40,7 +40,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 
 import { CREDENTIALS } from '../providers/index.ts';
-import { CREDENTIAL, credentialFrom, mayHoldCredential, maskCredential, maskShapes, replaceCredentials, searchedText, shapesIn } from './credential.ts';
+import { CREDENTIAL, credentialFrom, mayHoldCredential, maskCredential, maskShapes, replaceCredentials, searchedJsonText, shapesIn } from './credential.ts';
 import { envSecrets } from './env-secrets.ts';
 import { queryCredential } from './query-credential.ts';
 import { secretByLastWord } from './secret-words.ts';
@@ -390,7 +390,7 @@ export function credentialMatches(s: string): { index: number; text: string }[] 
   const out = shapesIn(s);
   const from = credentialFrom(s);
   if (from < 0) return out;
-  const view = searchedText(s, from);
+  const view = searchedJsonText(s, from);
   CREDENTIAL.lastIndex = from;
   for (let m = CREDENTIAL.exec(view); m !== null; m = CREDENTIAL.exec(view)) out.push({ index: m.index, text: m[0] });
   CREDENTIAL.lastIndex = 0;
@@ -633,7 +633,8 @@ export function redactor(opts: RedactOptions = {}): Redactor {
   const plainCredentials = (s: string): string => {
     const from = credentialFrom(s);
     if (from < 0) return s;
-    const view = searchedText(s, from);
+    // Read as JSON text may be (a raw body, JSON quoted in a string): a key after `\n` is seen.
+    const view = searchedJsonText(s, from);
     CREDENTIAL.lastIndex = from;
     return CREDENTIAL.test(view) ? replaceCredentials(s, view, maskFound) : s;
   };

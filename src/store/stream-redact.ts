@@ -26,7 +26,7 @@
  */
 import { decodeEventStream, encodeEventStreamMessage, headerString, mayBeEventStream, type EventStreamMessage } from '../providers/wire/aws-eventstream.ts';
 import { awsSecretsIn } from './aws-secret.ts';
-import { CREDENTIAL, credentialFrom, privateKeysIn, searchedText } from './credential.ts';
+import { CREDENTIAL, credentialFrom, privateKeysIn, searchedJsonText } from './credential.ts';
 import { EMBEDDED_MEMBER, embeddedSecret, isMask, latin1Text, type KnownBody } from './redact.ts';
 import type { EchoingRedactor } from './echo-redact.ts';
 import type { HttpRecord } from './records.ts';
@@ -161,7 +161,8 @@ function credentialsIn(s: string, seek?: Seek): Found[] {
   // run holds none): masked as one string's is (credential.ts), here across the pieces.
   const keys = from >= 0 ? privateKeysIn(s) : [];
   if (from >= 0) {
-    const view = searchedText(s, from);
+    // The pieces are JSON string text as sent (`\n` escapes in it).
+    const view = searchedJsonText(s, from);
     CREDENTIAL.lastIndex = from;
     let id = false;
     // A bot token's `bot` is kept in view, as redaction keeps it in one string (maskCredential).
