@@ -35,9 +35,10 @@ const RUN = /[A-Za-z0-9+/]{16,}/g;
 
 /**
  * True for a value shaped like a credential: a known key format (`AIza…`, `sk-…`, `ya29.…`, a
- * JWT: ./credential-pattern.ts) or random-looking text (RUN); also for no value and a
- * placeholder another tool or a CI job stands in for one (`placeholder`: `dummy`, `[REDACTED]`,
- * `<API_KEY>`), so a replay without the real key finds a recording made with it.
+ * JWT: ./credential-pattern.ts) or random-looking text (RUN); also for no value, `replay` (the
+ * stand-in the docs give CI) and a placeholder another tool or a CI job stands in for one
+ * (`placeholder`: `dummy`, `[REDACTED]`, `<API_KEY>`), so a replay without the real key finds a
+ * recording made with it.
  *
  * @example
  * queryCredential('AIzaSyD-0123456789abcdefghijklmnopqrstu', PLACEHOLDER) // true
@@ -48,6 +49,8 @@ export function queryCredential(v: string, placeholder: RegExp): boolean {
   // One expression, each test a regular expression: this runs in pages, whose bundle has a budget.
   return (
     v === '' ||
+    // The docs' own stand-in for a key in CI (`process.env.OPENAI_API_KEY ?? 'replay'`).
+    v === 'replay' ||
     placeholder.test(v) ||
     v.search(CREDENTIAL) >= 0 ||
     (v.match(RUN) ?? []).some((r) => {

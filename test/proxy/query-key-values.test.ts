@@ -107,7 +107,7 @@ describe('a credential in a secret-named query parameter replays with another', 
     expect(tapeText(tape)).not.toContain('ya29.');
   });
 
-  it("Google's ?key=AIza… with another key, and with a placeholder or none", async () => {
+  it("Google's ?key=AIza… with another key, and with a placeholder, the docs' `replay` or none", async () => {
     const tape = join(dir, 'gemini.tape');
     const key = () => `AIza${randomText(B62 + '_-', 35)}`;
     const first = key();
@@ -115,7 +115,7 @@ describe('a credential in a secret-named query parameter replays with another', 
     const live = [...(await record(tape, [url(first)])).values()][0];
     const play = createFetch({ tape, mode: 'replay' });
     try {
-      for (const k of [key(), 'dummy', '']) {
+      for (const k of [key(), 'dummy', 'replay', '']) {
         const res = await play(url(k));
         expect(res.status, k).toBe(200);
         expect(await res.text()).toBe(live);
