@@ -45,7 +45,7 @@ redisDescribe('a Redis namespace of a newer tape format', () => {
 
   for (const mode of ['replay', 'update', 'record'] as const) {
     it(`is refused with E_TAPE_VERSION in ${mode} mode, saying to upgrade`, async () => {
-      const e = await rejectedWith(RecordCollection.open(new RedisBackend(url, { namespace }), { mode, kind: httpRecords }));
+      const e = await rejectedWith(RecordCollection.open(new RedisBackend(url, { namespace }), { mode, kind: httpRecords() }));
       expect(e.code).toBe('E_TAPE_VERSION');
       expect(e.message).toContain(`namespace ${namespace}`);
       expect(e.message).toContain('tape format version 2');
