@@ -14,6 +14,7 @@ import { renderStats } from './render-stats.ts';
 import { tapeStats } from './stats.ts';
 import { awsSignsFor, credentialsFrom } from './live-credentials.ts';
 import { hostlessCommand } from './hostless-hint.ts';
+import { hiddenUserinfo } from '../store/url-userinfo.ts';
 import { destinationOf, heldMasks, maskedQueryValue, placeRerecorded, planRerecord, rerecord, SIGV4_HEADERS, sigV4Signed, upstreamFor, withTestOf, type AwsSigner, type Placed, type Planned, type Recorder } from './rerecord.ts';
 import { originKey, originOf } from '../store/origins.ts';
 import { createTape, decodeOrWarn, nativeStringsFor, recordFrame, rewriteTapeWith, scanTape, type TapeHeader, type TapeRecordEntry, type TapeWarning } from '../store/tape-file.ts';
@@ -108,9 +109,7 @@ function parse<O extends ParseArgsConfig['options']>(command: string, args: stri
  * shownUrlArg('gw.example/?api_key=k')        // 'gw.example/?api_key=%5BREDACTED%5D'
  */
 function shownUrlArg(url: string): string {
-  return redactor()
-    .url(url)
-    .replace(/^((?:[a-z][a-z0-9+.-]*:)?\/\/)?(?:([^/@:]*):)?[^/@]*@/i, (_m, scheme: string | undefined, user: string | undefined) => `${scheme ?? ''}${user === undefined ? '' : `${user}:`}***@`);
+  return hiddenUserinfo(redactor().url(url));
 }
 
 function checkFormat(format: string | undefined): void {

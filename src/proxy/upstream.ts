@@ -4,6 +4,7 @@
  */
 import { TapedeckError } from '../errors.ts';
 import { withoutTrailingSlashes } from '../store/upstream-prefix.ts';
+import { hiddenUserinfo } from '../store/url-userinfo.ts';
 import { forwardHeaders, NULL_BODY } from './fetch-headers.ts';
 import { defaultUpstreamFetch, refusedByEnvironment } from './dom-fetch.ts';
 import { nodeFetch } from './own-fetch.ts';
@@ -81,7 +82,7 @@ export function safeUrl(url: string): string {
   } catch {
     // shown as written, below
   }
-  return url.replace(/[?#].*$/s, '').replace(/^((?:[a-z][a-z0-9+.-]*:)?\/\/)?(?:([^/@:]*):)?[^/@]*@/i, (_m, scheme: string | undefined, user: string | undefined) => `${scheme ?? ''}${user === undefined ? '' : `${user}:`}***@`);
+  return hiddenUserinfo(url.replace(/[?#].*$/s, ''));
 }
 
 /**
