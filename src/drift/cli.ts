@@ -13,7 +13,7 @@ import { loadPrices, PRICES_DATE } from './prices.ts';
 import { renderStats } from './render-stats.ts';
 import { tapeStats } from './stats.ts';
 import { awsSignsFor, credentialsFrom } from './live-credentials.ts';
-import { hostlessCommand } from './hostless-hint.ts';
+import { hostlessCommand, shellArg } from './hostless-hint.ts';
 import { hiddenUserinfo } from '../store/url-userinfo.ts';
 import { destinationOf, heldMasks, maskedQueryValue, placeRerecorded, planRerecord, rerecord, SIGV4_HEADERS, sigV4Signed, upstreamFor, withTestOf, type AwsSigner, type Placed, type Planned, type Recorder } from './rerecord.ts';
 import { originKey, originOf } from '../store/origins.ts';
@@ -361,6 +361,25 @@ function carriedText(values: readonly unknown[], replaced: ReadonlyMap<number, n
 }
 
 /**
+ * The last line of a rerecord run: the new tape is a draft beside the tape, so it says how to see
+ * the diff again, adopt the draft (move it over the tape; commit that) or drop it, with this run's
+ * paths as a shell reads them.
+ *
+ * @example
+ * adoptHint('tapes/chat.tape', 'tapes/chat.rerecorded.tape')
+ * // 'hint: tapes/chat.tape is unchanged; tapedeck diff tapes/chat.tape tapes/chat.rerecorded.tape shows ... mv tapes/chat.rerecorded.tape tapes/chat.tape ...'
+ */
+function adoptHint(tape: string, out: string): string {
+  // A path that starts with a dash would be read as an option by mv and rm.
+  const word = (p: string) => shellArg(p.startsWith('-') ? `./${p}` : p);
+  const [t, o] = [word(tape), word(out)];
+  return (
+    `hint: ${t} is unchanged; tapedeck diff ${t} ${o} shows the diff above again (the records carried over pair as identical). ` +
+    `To keep the new answers, mv ${o} ${t} and commit ${t}; to drop them, rm ${o}.\n`
+  );
+}
+
+/**
  * Runs `tapedeck rerecord`: sends a tape's requests again to the live API, records the answers
  * into a new tape through `recorder` (the command line passes createFetch in record mode), then
  * prints the diff. Returns the exit code: 0 / 1 as diff, 2 bad input or not confirmed, 3 when
@@ -618,11 +637,13 @@ export async function rerecordCommand(args: string[], recorder: (tape: string) =
       { failOn },
     );
     printReport(report, v.format!, v.html);
-    if (result.failed.length || result.notSent.length) {
+    const incomplete = result.failed.length + result.notSent.length;
+    if (incomplete) {
       // The report judged what was recorded; the run itself is incomplete, whatever it says.
-      process.stderr.write(`tapedeck rerecord: incomplete: ${result.failed.length + result.notSent.length} of ${result.planned} call(s) not recorded (exit ${RERECORD_EXIT.incomplete}); their old recordings are kept in ${out}, and the diff above compares only what was recorded.\n`);
-      return RERECORD_EXIT.incomplete;
+      process.stderr.write(`tapedeck rerecord: incomplete: ${incomplete} of ${result.planned} call(s) not recorded (exit ${RERECORD_EXIT.incomplete}); their old recordings are kept in ${out}, and the diff above compares only what was recorded.\n`);
     }
+    process.stderr.write(adoptHint(tape, out));
+    if (incomplete) return RERECORD_EXIT.incomplete;
     return report.summary.failing > 0 ? DIFF_EXIT.failing : DIFF_EXIT.ok;
   } catch (e) {
     process.stderr.write(formatCliError(e));

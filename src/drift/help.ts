@@ -67,7 +67,9 @@ diff (as tapedeck diff). The tape it reads is never written. The new tape holds 
 it, under its redaction salt: each answer re-recorded in the place of the old one, every other
 record (not picked, not HTTP, a call that failed) carried over as it was. Before any call it prints how many
 requests go to which host and their estimated cost (recorded usage at list prices); nothing is
-sent without --yes or --budget.
+sent without --yes or --budget. It ends with the commands that show the diff again
+(tapedeck diff <tape> <new tape>), adopt the new tape (mv it over the tape, then commit) or
+drop it.
 
   --upstream URL       send every request to this base URL instead (the recorded paths are
                        appended; the new recordings are made for its host, under its

@@ -29,8 +29,15 @@ export function apiHostOf(route: string): string | undefined {
   return API_HOSTS.find(([re]) => re.test(path))?.[1];
 }
 
-/** A command-line argument as a shell reads it back: quoted when it holds anything but plain path characters. */
-const shellArg = (s: string): string => (/^[\w./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+/**
+ * A command-line argument as a shell reads it back: quoted when it holds anything but plain path
+ * characters.
+ *
+ * @example
+ * shellArg('tapes/chat.tape') // 'tapes/chat.tape'
+ * shellArg('my tapes/chat.tape') // "'my tapes/chat.tape'"
+ */
+export const shellArg = (s: string): string => (/^[\w./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 
 /**
  * The rerecord command to run for recordings that name no host: `flag` (`--upstream` when all of
