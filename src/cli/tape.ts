@@ -13,6 +13,7 @@ import { writerFor } from '../store/chunked-write.ts';
 import { summarizeRealtime } from '../store/realtime-summary.ts';
 import { answerFraming, answerProblem, isHttpRecord, isRealtimeRecord } from '../store/records.ts';
 import { newerRecordText, newerRecordVersion, UPGRADE_COMMAND } from '../store/record-version.ts';
+import { newerKeySpec, newerKeyText, newerKeyWhat } from '../store/newer-key-spec.ts';
 import { rewriteTape } from '../store/tape-file.ts';
 import { byProcess, interruptedRecordRuns, interruptedRunMessage } from '../store/tape-writers.ts';
 import { decodedRecords, withTapeStream } from '../store/tape-stream.ts';
@@ -274,12 +275,21 @@ async function verify(file: string | undefined): Promise<number> {
     // Records of a record version newer than this tapedeck reads: intact, but replay cannot
     // serve them (E_TAPE_VERSION), so they are problems to list, with the upgrade.
     const newer: { code: string; offset: number; message: string }[] = [];
+    // Records keyed under a newer request key spec: this tapedeck cannot check their keys, nor
+    // key a request as they were keyed. Counted, and the first named (one line for them all).
+    let keyed = 0;
+    let firstKeyed: { offset: number; index: number; version: number; what: string } | undefined;
     for await (const r of decodedRecords(s, file, lost ? (p) => void (holdsKeyedMask(p) && masked++) : undefined)) {
       const n = newerRecordVersion(r.value);
       if (n) newer.push({ code: 'E_TAPE_VERSION', offset: r.offset, message: `record ${records} ${newerRecordText(n)}` });
+      else {
+        const version = newerKeySpec(r.value);
+        if (version !== undefined && keyed++ === 0) firstKeyed = { offset: r.offset, index: records, version, what: newerKeyWhat(r.value) };
+      }
       records++;
     }
-    return { header: s.header, size: s.size, warnings: s.warnings, records, masked, newer };
+    if (firstKeyed) newer.push({ code: 'E_TAPE_VERSION', offset: firstKeyed.offset, message: newerKeyText(keyed, { name: `record ${firstKeyed.index}`, version: firstKeyed.version, what: escapeTerminal(firstKeyed.what) }) });
+    return { header: s.header, size: s.size, warnings: s.warnings, records, masked, newer, keyed };
   });
   const n = t.records;
   const them = n === 1 ? 'it' : 'them';
@@ -299,7 +309,9 @@ async function verify(file: string | undefined): Promise<number> {
     : lost
       ? `writes a fresh header${n === 0 ? '' : `, keeps ${them}`} and drops the damage`
       : `keeps ${n === 0 ? 'the header' : them} and drops the damage`;
-  const k = t.newer.length;
+  // Newer record versions (one line each) and records of a newer key spec (one line for all).
+  const kk = t.keyed;
+  const k = t.newer.length - (kk > 0 ? 1 : 0);
   // A record run that did not close left its re-recordings after the recordings they were to
   // replace: intact records, so nothing above says so, and the note lives only beside the tape
   // (<tape>.writers/, not committed). Said here, so the tape is not committed as it is.
@@ -307,11 +319,13 @@ async function verify(file: string | undefined): Promise<number> {
   for (const m of interrupted) out += `TAPEDECK_INTERRUPTED_RUN: ${m}\n`;
   // prune keeps a newer record (it copies intact frames as they are): only an upgrade reads it.
   const upgrade = k === 0 ? '' : `, ${k === n ? (n === 1 ? 'it' : 'all of them') : `${k} of them`} of a record version newer than this tapedeck reads: upgrade tapedeck to read ${k === 1 ? 'it' : 'them'} (${UPGRADE_COMMAND})`;
-  const problems = t.warnings.length + k + interrupted.length;
+  // Not "ok": a pre-commit hook or CI that runs verify is told that some keys went unchecked.
+  const keys = kk === 0 ? '' : `, ${kk === n ? (n === 1 ? 'but it is' : 'but all of them are') : `${kk} of them`} keyed under a newer request key spec than this tapedeck knows: upgrade tapedeck to verify ${kk === 1 ? 'its key' : 'their keys'}${k === 0 ? ` (${UPGRADE_COMMAND})` : ''}`;
+  const problems = t.warnings.length + k + kk + interrupted.length;
   out += t.warnings.length
-    ? `${problems} problem(s); ${intact}${upgrade} (tapedeck prune ${file} ${pruned}).\n`
-    : k > 0
-      ? `${problems} problem(s); ${intact}${upgrade}; tapedeck prune keeps ${k === 1 ? 'it' : 'them'}.\n`
+    ? `${problems} problem(s); ${intact}${upgrade}${keys} (tapedeck prune ${file} ${pruned}).\n`
+    : k + kk > 0
+      ? `${problems} problem(s); ${intact}${upgrade}${keys}; tapedeck prune keeps ${k + kk === 1 ? 'it' : 'them'}.\n`
       : interrupted.length > 0
         ? `${problems} problem(s): the ${n} record${n === 1 ? '' : 's'} ${n === 1 ? 'is' : 'are'} intact, but replay serves the recordings the run was to replace first.\n`
         : n === 0

@@ -15,6 +15,7 @@ import { RedisRecords } from './backends/redis.ts';
 import { redisCliTarget, redisLocation, redisRecordDamage, redisRecordPlace } from './backends/redis-damage.ts';
 import { decodePayload, parseHeader } from './tape-codec.ts';
 import { newerRecordText, newerRecordVersion, UPGRADE_COMMAND } from './record-version.ts';
+import { newerKeySpec, newerKeyText, newerKeyWhat } from './newer-key-spec.ts';
 import { missingNamespace } from './backends/redis-missing.ts';
 import { interruptedRedisRuns } from './backends/redis-interrupted.ts';
 
@@ -249,18 +250,26 @@ export async function verifyRedisCommand(argv: string[]): Promise<number> {
     }
     let n = 0;
     const keys = new Set<string>();
+    // Records keyed under a newer request key spec (their keys cannot be checked here), as
+    // verify <tape> counts them: one line naming the first.
+    let keyed = 0;
+    let firstKeyed: { name: string; version: number; what: string } | undefined;
     for (const r of records) {
       const why = redisRecordDamage(r, { decode: true });
+      const value = why === undefined ? decodePayload(r.payload) : undefined;
       // Intact, but written by a newer tapedeck (a fleet being upgraded): replay cannot serve it,
       // and says so; verify <tape> lists it too.
-      const newer = why === undefined ? newerRecordVersion(decodePayload(r.payload)) : undefined;
+      const newer = why === undefined ? newerRecordVersion(value) : undefined;
       if (newer) {
         versionProblems.push(`E_TAPE_VERSION at record ${r.seq}: ${redisRecordPlace(store.namespace, r)} ${newerRecordText(newer)}. It was written by a newer tapedeck; upgrade tapedeck to read it (${UPGRADE_COMMAND}).`);
       } else if (why === undefined) {
         n++;
         keys.add(r.key);
+        const version = newerKeySpec(value);
+        if (version !== undefined && keyed++ === 0) firstKeyed = { name: redisRecordPlace(store.namespace, r), version, what: newerKeyWhat(value) };
       } else problems.push(`E_TAPE_CORRUPT at record ${r.seq}: ${redisRecordPlace(store.namespace, r)} is ${why}.`);
     }
+    if (firstKeyed) versionProblems.push(`E_TAPE_VERSION: ${newerKeyText(keyed, firstKeyed)}.`);
     // A record run killed before it closed left the recordings it was to replace: replay
     // serves those first (a note for the run, as verify <tape> gives it).
     const interrupted = interruptedRedisRuns(where, await store.endedRecordRuns(), records).map((w) => `${w.code}: ${w.message}`);
@@ -274,7 +283,8 @@ export async function verifyRedisCommand(argv: string[]): Promise<number> {
     process.stdout.write(`${where}: ${about}, ${n} record${n === 1 ? '' : 's'} under ${keys.size} request key${keys.size === 1 ? '' : 's'}\n`);
     for (const p of [...headerProblems, ...problems, ...versionProblems, ...interrupted]) process.stdout.write(`${p}\n`);
     const counted = n === 0 ? 'no record is intact' : `the ${n} record${n === 1 ? '' : 's'} counted above ${n === 1 ? 'is' : 'are'} intact`;
-    const all = headerProblems.length + problems.length + versionProblems.length + interrupted.length;
+    // Each record of a newer key spec is a problem, though one line lists them.
+    const all = headerProblems.length + problems.length + versionProblems.length + (keyed > 0 ? keyed - 1 : 0) + interrupted.length;
     // The prune hint only where prune is the fix (records that do not read); a note's own fix is in it.
     // Where the password goes, said as the parenthesis' last clause rather than one of its own.
     const fill = passwordNote(target).replace(/^ \((.*)\)$/, '; $1');
