@@ -19,7 +19,7 @@ export {
   type RequestKeys,
   type Signature,
 } from './matcher.ts';
-export { detectProvider, normalizeRequest } from '../providers/index.ts';
+export { detectProvider, normalizeRequest, type RouteRequest } from '../providers/index.ts';
 export { DROPPED_ARGS, fingerprintIgnoreKeys } from '../providers/normalize.ts';
 export type { Attachment, Endpoint, NormalizeOptions, Provider, RequestView } from '../providers/types.ts';
 export { loadRecordingsDir, type LoadOptions } from './recordings.ts';

@@ -64,9 +64,18 @@ import type { TapedeckError } from '../errors.ts';
 import type { ErrorStyle } from './error-shape.ts';
 import type { NormalizeOptions, Provider, RequestView } from './types.ts';
 
-/** A request the registry routes: method and URL (path and query) as the client sent them. */
+/**
+ * Where a request was sent, which decides how its body is read: the method and URL (path and
+ * query, or a whole URL) as the client sent them. detectProvider's `endpoint`.
+ *
+ * @example
+ * const endpoint: RouteRequest = { method: 'POST', url: '/v1beta/models/gemini-2.5-flash:generateContent' }
+ * detectProvider(body, endpoint) // 'gemini'
+ */
 export interface RouteRequest {
+  /** The HTTP method (default POST). */
   method?: string;
+  /** The request's URL, or its path and query. */
   url: string;
 }
 

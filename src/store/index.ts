@@ -16,7 +16,7 @@ export { TapeBackend, type TapeBackendOptions } from './backends/tape.ts';
 // Shared recordings on Redis (docs/redis.md); the `redis` client is loaded only when one is opened.
 export { RedisBackend, type RedisStoreOptions } from './backends/redis-backend.ts';
 export { isBackend, storeBackend, type StoreBackendOptions } from './backends/open.ts';
-export { maskRedisUrl } from './backends/redis-connection.ts';
+export { maskRedisUrl, type ConnectOptions } from './backends/redis-connection.ts';
 export { pullTape, pushTape, type PullResult, type PushResult } from './redis-transfer.ts';
 export { exportTapeJSON, importTapeJSON } from './export.ts';
 export { exportTapeHar, type HarExport } from './export-har.ts';
@@ -55,6 +55,7 @@ export {
   responseChunks,
   type HttpRecord,
   type MatchKind,
+  type OriginFiling,
   type ReplayTapeRecord,
   type StoredHeaders,
 } from './records.ts';

@@ -183,7 +183,15 @@ export function currentHttpKey(rec: HttpRecord, norm: NormalizeOptions = {}): { 
   }
 }
 
-/** How HTTP records are filed under the origin they were recorded for (src/store/origins.ts). */
+/**
+ * How HTTP records are filed under the origin (scheme, host, port) they were recorded for, so a
+ * request finds the recordings of the host it goes to: httpRecords' `origins`. The proxy's
+ * filing is built in; one of your own is for a store that files by another rule.
+ *
+ * @example
+ * const byHost: OriginFiling = { name: (route, origin) => `${route} @${new URL(origin).host}`, replaces: () => undefined }
+ * const kind = httpRecords({}, byHost)
+ */
 export interface OriginFiling {
   /** The name a route's recordings for an origin (and the upstream's path prefix there, if any) are filed under, in the route's place. */
   name(route: string, origin: string, upstreamPath?: string): string;

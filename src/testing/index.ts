@@ -18,7 +18,7 @@
 export { openTestTape, resolveTestStore, STORE_ENV, type InstallOptions, type TestServeOptions, type TestTape, type TestTapeOptions } from './session.ts';
 export { defaultTapePath, slug, testNamespace, type TapeNameInfo, type TapeNamer } from './names.ts';
 export { isCI, resolveTestMode, type TestModeSource } from './mode.ts';
-export { diagnoseMiss, type MissDetails } from './miss.ts';
+export { diagnoseMiss, type MissDetails, type Near } from './miss.ts';
 export {
   formatSummary,
   pruneUnused,

@@ -7,18 +7,37 @@
 import { TapedeckError } from '../errors.ts';
 import { forTestOutput } from './test-output.ts';
 
-/** The closest recording as createFetch reports it in a miss body (`error.tapedeck.closest[0]`). */
-interface Near {
+/**
+ * A recording close to a request that missed, as createFetch and the proxy report it in a miss
+ * body (`error.tapedeck.closest`, closest first): what {@link diagnoseMiss} reads to say what
+ * differs.
+ *
+ * @example
+ * const near: Near = { index: 0, sharedMessages: 1, messageCount: 2, divergesAt: 1, requestExcerpt: '"Hi!"', recordingExcerpt: '"Hi"' }
+ * diagnoseMiss({ closest: [near], signature: { messageCount: 2 } })
+ */
+export interface Near {
+  /** Its place among the recordings it was chosen from. */
   index?: number;
+  /** How many messages, from the first, the request and the recording share. */
   sharedMessages?: number;
+  /** How many messages the recording has. */
   messageCount?: number;
+  /** The first message where the two differ (or where one of them ends). */
   divergesAt?: number;
+  /** Tools the request declares that the recording does not. */
   toolsAdded?: string[];
+  /** Tools the recording declares that the request does not. */
   toolsRemoved?: string[];
+  /** The request's message at `divergesAt`, as canonical JSON ('' where it has none). */
   requestExcerpt?: string;
+  /** The recording's message there, the same way. */
   recordingExcerpt?: string;
+  /** Top-level request arguments whose values differ, besides the messages (`temperature`, `tools`). */
   differingArgs?: string[];
+  /** The member at the first difference inside the diverging message, when it is one leaf. */
   differingField?: string;
+  /** Whether the recording was already served in this run. */
   used?: boolean;
 }
 

@@ -9,6 +9,13 @@ import type { addRecordings, createHandler } from '../../src/proxy/index.ts';
 import type { MemoryBackend } from '../../src/store/index.ts';
 import type { sha256 } from '../../src/index.ts';
 import type { TestTape } from '../../src/testing/index.ts';
+// The types that the Redis store's connect option, detectProvider's endpoint, a miss's closest
+// recordings and httpRecords' origin filing take: each named by the entry of its function.
+import type { ConnectOptions, OriginFiling } from '../../src/store/index.ts';
+import type { httpRecords, RedisBackend } from '../../src/store/index.ts';
+import type { RouteRequest } from '../../src/index.ts';
+import type { detectProvider } from '../../src/index.ts';
+import type { MissDetails, Near } from '../../src/testing/index.ts';
 
 // Each is the type the function takes, not a look-alike.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -18,4 +25,8 @@ export const checks: [
   Same<MemoryBackendOptions, NonNullable<ConstructorParameters<typeof MemoryBackend>[0]>>,
   Same<TestServeOptions, NonNullable<Parameters<TestTape['serve']>[0]>>,
   Same<Sha256Input, Parameters<typeof sha256>[0]>,
-] = [true, true, true, true, true];
+  Same<ConnectOptions, NonNullable<NonNullable<ConstructorParameters<typeof RedisBackend>[1]>['connect']>>,
+  Same<RouteRequest, NonNullable<Parameters<typeof detectProvider>[1]>>,
+  Same<Near, NonNullable<MissDetails['closest']>[number]>,
+  Same<OriginFiling, NonNullable<Parameters<typeof httpRecords>[1]>>,
+] = [true, true, true, true, true, true, true, true, true];

@@ -251,7 +251,14 @@ export interface RedisConnection {
   close(): Promise<void>;
 }
 
-/** Options of {@link connectRedis}. */
+/**
+ * How a Redis store connects: timeouts and TLS (RedisBackend's `connect` option, and the
+ * connection of a test tape's or createFetch's `store` given as options).
+ *
+ * @example
+ * const connect: ConnectOptions = { connectTimeoutMs: 2000, tls: { ca: readFileSync('ca.pem') } }
+ * new RedisBackend('rediss://cache.internal:6380', { namespace: 'my-app', connect })
+ */
 export interface ConnectOptions {
   /** Give up connecting after this long (default 5000 ms). */
   connectTimeoutMs?: number;
