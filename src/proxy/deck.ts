@@ -23,7 +23,7 @@ import { checkKeyOptions, type NormalizeOptions } from '../providers/normalize.t
 import { volatilePatterns } from '../providers/volatile-text.ts';
 import type { HookRecording, RecordingHook } from '../store/hooks.ts';
 import { beforeReplay, checkHooks, pickByMatch, type MatchFunction } from './deck-hooks.ts';
-import { rekeyWarning } from '../match/rekey.ts';
+import { rekeyNotes } from '../store/rekey-note.ts';
 import { isTelemetry, keyedHeaders, recordingUrl, routeEndpoint, routeOf } from '../providers/index.ts';
 import { isUploadData } from '../providers/upload-data.ts';
 import { httpMissDetail, usedUpDetail, type HttpMissDetail } from './http-difference.ts';
@@ -623,7 +623,8 @@ export class Deck {
       const kind = httpRecords({ ignoreArgs: opts.ignoreArgs, volatileKeys: opts.volatileKeys, volatileText: opts.volatileText }, ORIGIN_FILING);
       col = await RecordCollection.open(backend!, { mode, kind, durable: opts.durable !== false, ...(cannotRecord ? { cannotRecord } : {}), ...(opts.run !== undefined ? { run: opts.run } : {}), ...(opts.test !== undefined ? { test: opts.test } : {}) });
       warnings.push(...col.warnings);
-      if (kind.rekeyed > 0) warnings.push({ code: 'TAPEDECK_REKEY', offset: 0, message: rekeyWarning(opts.tape, kind.rekeyed) });
+      // Once per tape in a process (./rekey-note.ts): the proxy of every test opens it again.
+      warnings.push(...rekeyNotes(opts.tape, kind.rekeyed));
       mcpRecordings = kind.mcp;
       realtimeSessions = kind.realtime;
       // A missing tape in replay is not fatal: every request is a miss that says so.

@@ -40,7 +40,7 @@ import { checkOptionNames, checkOptionsObject, describeArgument, optionNames } f
 import { explainMiss, missHeadline, recordHow, type MissContext, type MissEntry } from '../match/diagnose.ts';
 import { recordingDigests, requestKeys, type RequestDigests, type RequestKeys } from '../match/matcher.ts';
 import { RequestTexts } from '../match/request-texts.ts';
-import { rekeyWarning } from '../match/rekey.ts';
+import { rekeyNotes } from './rekey-note.ts';
 import { withVolatileSpans } from '../match/volatile-miss.ts';
 import { volatileAdvice } from '../match/volatile-advice.ts';
 import type { RecordBackend, StoreWarning } from './backend.ts';
@@ -297,7 +297,8 @@ export class ReplayCache {
     if (cache.warnings.length > 0) {
       process.emitWarning(`${cache.path}: ${cache.warnings.length} problem(s) reading the tape; the first: ${cache.warnings[0]!.message}`, { code: 'TAPEDECK_TAPE' });
     }
-    if (kind.rekeyed > 0) process.emitWarning(rekeyWarning(cache.path, kind.rekeyed), { code: 'TAPEDECK_REKEY' });
+    // Once per tape in a process, whoever opens it (./rekey-note.ts).
+    for (const w of rekeyNotes(cache.path, kind.rekeyed)) process.emitWarning(w.message, { code: w.code });
     return cache;
   }
 

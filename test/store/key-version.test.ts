@@ -119,7 +119,7 @@ describe('a tape written with version-1 keys', () => {
         expect(await cache.get(streamed.request)).toEqual({ id: 'stream-1', chunks: ['Hi', '!'] });
       }
       const lines = warn.mock.calls.filter((c) => String(c[0]).includes('spec version 1'));
-      expect(lines.length).toBe(records.length + 1); // one line per open
+      expect(lines.length).toBe(1); // one line for the tape, however often it is opened
       expect(String(lines[0]![0])).toContain(`${records.length} recording(s)`);
     } finally {
       warn.mockRestore();
@@ -141,7 +141,7 @@ describe('a tape written with version-1 keys', () => {
     }
     const rekeyed = warnings.filter((w) => w.includes('spec version 1'));
     expect(rekeyed.length).toBeGreaterThan(0);
-    expect(new Set(rekeyed).size).toBe(1); // the same one line each open
+    expect(rekeyed).toHaveLength(1); // one line for the tape, however often it is opened
   });
 
   it('update mode on a version-1 tape records only what is missing, and the new records carry version 2', async () => {
