@@ -48,16 +48,19 @@ Example:
   tapedeck key request.json
   tapedeck key body.json --route 'POST /v1beta/models/gemini-2.5-flash:generateContent'
 `,
-  verify: `Usage: tapedeck verify <tape>
+  verify: `Usage: tapedeck verify <tape-or-folder>...
        tapedeck verify <redis-url> [--namespace NS]
 
 Check a tape file: its header, every record's frame and checksum. Torn tails and damaged
-records are reported with their byte offsets. Exits 1 when a problem is found. With a Redis
+records are reported with their byte offsets. Several tapes, or a folder (every .tape under
+it), are each checked and reported, then one line names those with problems (a tape that
+cannot be read counts). Exits 1 when a problem is found. With a Redis
 URL, the same for a namespace: records that do not read, by their Redis hash and field
 (tapedeck verify <redis-url> --help, docs/redis.md).
 
-Example:
+Examples:
   tapedeck verify recordings/app.tape
+  tapedeck verify tapes/
 `,
   inspect: `Usage: tapedeck inspect <tape>
 

@@ -41,7 +41,7 @@ const USAGE: Readonly<Record<string, { options: readonly string[]; most: number;
   hash: { options: ['--ignore'], most: 1, what: 'one JSON file (or stdin)', example: 'tapedeck hash request.json' },
   paths: { options: ['--ignore'], most: 1, what: 'one JSON file (or stdin)', example: 'tapedeck paths request.json' },
   key: { options: ['--ignore', '--route'], most: 1, what: 'one JSON file (or stdin)', example: 'tapedeck key request.json' },
-  verify: { options: [], most: 1, what: 'one tape', example: 'tapedeck verify recordings/app.tape' },
+  verify: { options: [], most: Infinity, what: 'tapes or folders of tapes', example: 'tapedeck verify recordings/app.tape' },
   inspect: { options: [], most: 1, what: 'one tape', example: 'tapedeck inspect recordings/app.tape' },
   prune: { options: [], most: 1, what: 'one tape', example: 'tapedeck prune recordings/app.tape' },
   export: { options: ['--json', '--review', '--har', '--origin', '--textconv'], most: 1, what: 'one tape', example: 'tapedeck export recordings/app.tape > app.tape.json' },

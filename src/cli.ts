@@ -27,8 +27,9 @@ Commands:
                         (or of the "messages" member of a request object)
   key [file]            Print what the matcher keys an LLM request body by: provider,
                         request key, signature and the hashes of the normalized messages
-  verify <tape>         Check a tape file: header, every record's frame and checksum;
-                        report torn tails and damaged records with their byte offsets
+  verify <tapes...>     Check tape files (a folder: every tape under it): header, every
+                        record's frame and checksum; report torn tails and damaged
+                        records with their byte offsets
   verify <redis-url> [--namespace NS]
                         The same for a Redis namespace: records that do not read, by
                         their Redis hash and field (docs/redis.md)
@@ -374,7 +375,7 @@ function main(argv: string[]): number | Promise<number> {
     case 'prune':
     case 'import':
       return import('./cli/tape.ts').then((m) =>
-        m.tapeCommand(cmd, file, second, { ...(ignoreKeys ? { ignoreKeys } : {}), force, har, skipBad, review, textconv, ...(from !== undefined ? { from } : {}), ...(origin !== undefined ? { origin } : {}), ...(Object.keys(redact).length > 0 ? { redact } : {}) }).catch(async (e: unknown) => {
+        m.tapeCommand(cmd, file, second, { ...(cmd === 'verify' && args.length > 2 ? { more: args.slice(2) } : {}), ...(ignoreKeys ? { ignoreKeys } : {}), force, har, skipBad, review, textconv, ...(from !== undefined ? { from } : {}), ...(origin !== undefined ? { origin } : {}), ...(Object.keys(redact).length > 0 ? { redact } : {}) }).catch(async (e: unknown) => {
           throw cmd === 'import' ? withFormats(e, from, (await import('./store/import/read.ts')).IMPORT_FORMATS) : e;
         }),
       );

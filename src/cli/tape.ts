@@ -20,6 +20,10 @@ import { decodedRecords, withTapeStream } from '../store/tape-stream.ts';
 import { exportCommand } from './export.ts';
 import { writeOut } from './stdout.ts';
 import { tapeArg } from './tape-arg.ts';
+import { statSync } from 'node:fs';
+import { formatCliError } from '../cli-errors.ts';
+import { TapedeckError } from '../errors.ts';
+import { tapesUnder } from '../store/tape-files.ts';
 
 /** The tape command names this module runs. */
 export type TapeCommand = 'verify' | 'inspect' | 'prune' | 'export' | 'import';
@@ -37,6 +41,8 @@ export interface TapeCommandOptions {
   textconv: boolean;
   /** import's extra redaction rules (--redact-header, --redact-field, --redact-query). */
   redact?: { headers?: string[]; fields?: string[]; query?: string[] };
+  /** verify's tapes and folders after the first (`tapedeck verify tapes/ more.tape`). */
+  more?: string[];
 }
 
 /**
@@ -48,7 +54,7 @@ export interface TapeCommandOptions {
 export async function tapeCommand(cmd: TapeCommand, file: string | undefined, second: string | undefined, o: TapeCommandOptions): Promise<number> {
   switch (cmd) {
     case 'verify':
-      return verify(file);
+      return o.more?.length || (file !== undefined && statSync(file, { throwIfNoEntry: false })?.isDirectory()) ? verifyMany([file!, ...(o.more ?? [])]) : verify(file);
     case 'inspect':
       return inspect(file);
     case 'prune':
@@ -259,6 +265,41 @@ async function prune(file: string | undefined): Promise<number> {
   const header = r.freshHeader === 'empty' ? '; wrote a header (the file was empty)' : r.freshHeader === 'damaged' ? '; wrote a fresh header (the old one was damaged)' : '';
   await writeOut(`${file}: kept ${r.kept} record${r.kept === 1 ? '' : 's'}, removed ${r.damageBytes} bytes of damage${header}\n${r.freshHeader === 'damaged' && masked > 0 ? saltLost(masked) : ''}`);
   return 0;
+}
+
+/**
+ * `tapedeck verify` of several tapes or folders of tapes (a CI step, a pre-commit hook: `tapedeck
+ * verify tapes/`): each tape checked and reported as one tape is, a tape that cannot be read at
+ * all said with its error and counted, then one line naming the tapes with problems. Exit 1 when
+ * any tape has one, so no tape is passed unchecked.
+ */
+async function verifyMany(paths: readonly string[]): Promise<number> {
+  const tapes: string[] = [];
+  for (const p of paths) {
+    const found = statSync(p, { throwIfNoEntry: false })?.isDirectory() ? tapesUnder(p) : [p];
+    // A folder without tapes is a wrong path (or a missing checkout), not a pass.
+    if (found.length === 0) throw new TapedeckError('E_FILE', `${p} holds no .tape files; verify found nothing to check there.`, { file: p, hint: 'Name the folder the tapes are in, or the tapes themselves: tapedeck verify tapes/' });
+    tapes.push(...found);
+  }
+  const failed: string[] = [];
+  for (const tape of tapes) {
+    try {
+      if ((await verify(tape)) !== EXIT.ok) failed.push(tape);
+    } catch (e) {
+      if (!(e instanceof TapedeckError) || e.code === 'E_OUTPUT') throw e;
+      // One tape that does not read (a missing file, a newer format, converted line endings)
+      // does not stop the check of the others.
+      await writeOut(`${tape}: ${formatCliError(e).replace(/^tapedeck: /, '')}`);
+      failed.push(tape);
+    }
+  }
+  const n = tapes.length;
+  await writeOut(
+    failed.length === 0
+      ? `${n} tape${n === 1 ? '' : 's'} verified: ok\n`
+      : `${n} tape${n === 1 ? '' : 's'} verified: ${failed.length} with problems (${failed.slice(0, 5).join(', ')}${failed.length > 5 ? ', ...' : ''})\n`,
+  );
+  return failed.length === 0 ? EXIT.ok : EXIT.failed;
 }
 
 async function verify(file: string | undefined): Promise<number> {

@@ -91,8 +91,8 @@ describe('-- ends the options', () => {
   });
 
   it('an option after it is not taken as one (a too-many argument instead)', () => {
-    const r = cli('verify', 'ok.tape', '--', '--force');
-    expect(r.stderr).toMatch(/^tapedeck: E_USAGE verify takes one tape; "--force" is one argument too many/);
+    const r = cli('inspect', 'ok.tape', '--', '--force');
+    expect(r.stderr).toMatch(/^tapedeck: E_USAGE inspect takes one tape; "--force" is one argument too many/);
     expect(r.status).toBe(2);
   });
 });
