@@ -625,7 +625,20 @@ export async function rerecordCommand(args: string[], recorder: (tape: string) =
     });
     renameSync(partial, out);
     process.stderr.write(`tapedeck rerecord: recorded ${result.recorded} of ${result.planned} into ${out}; spent about ${usd(result.spent)}.\n`);
-    for (const f of result.failed) process.stderr.write(`tapedeck rerecord: record #${f.index}${onHost(plan.find((x) => x.index === f.index)!)} not recorded: ${f.reason}; its old recording is kept.\n`);
+    // Calls that failed for one reason on one host (an upstream down: every call) are one line,
+    // not a line each: a tape of 200 recordings said the same 200 times.
+    const byReason = new Map<string, number[]>();
+    for (const f of result.failed) {
+      const k = `${onHost(plan.find((x) => x.index === f.index)!)} not recorded: ${f.reason.replace(/\.$/, '')}`;
+      const list = byReason.get(k);
+      if (list) list.push(f.index);
+      else byReason.set(k, [f.index]);
+    }
+    for (const [why, list] of byReason) {
+      list.sort((a, b) => a - b);
+      const which = list.length === 1 ? `record #${list[0]}` : `${list.length} records (${list.slice(0, 10).map((i) => `#${i}`).join(', ')}${list.length > 10 ? ', ...' : ''})`;
+      process.stderr.write(`tapedeck rerecord: ${which}${why}; ${list.length === 1 ? 'its old recording is' : 'their old recordings are'} kept.\n`);
+    }
     if (result.notSent.length) process.stderr.write(`tapedeck rerecord: the budget of ${usd(budget!)} stopped it before ${result.notSent.length} call(s) (records ${result.notSent.slice(0, 10).map((i) => `#${i}`).join(', ')}${result.notSent.length > 10 ? ', ...' : ''}); their old recordings are kept.\n`);
     const carried = carriedText(values, placed.replaced, { held, failed, stopped, planned: new Set(picked.plan.map((x) => x.index)), only: [v.only ? '--only' : '', hostlessOnly ? '--only-hostless' : ''].filter(Boolean).join(' and '), tape, out });
     if (carried) process.stderr.write(carried);
