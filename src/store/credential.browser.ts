@@ -17,12 +17,9 @@ export function maskCredential(mask: (v: string) => string): (found: string) => 
   return mask;
 }
 
-/** Whether `s` holds a credential. */
+/** Whether `s` holds a credential (a search from the start, which leaves CREDENTIAL's lastIndex as it was). */
 export function mayHoldCredential(s: string): boolean {
-  CREDENTIAL.lastIndex = 0;
-  const found = CREDENTIAL.test(s);
-  CREDENTIAL.lastIndex = 0;
-  return found;
+  return s.search(CREDENTIAL) >= 0;
 }
 
 /**

@@ -196,7 +196,8 @@ export function searchedJsonText(s: string, from: number): string {
 export function replaceCredentials(s: string, view: string, fn: (found: string) => string): string {
   // Called only for a text that holds a credential: an AWS access key id's secret beside it
   // (./aws-secret.ts) is looked for here, so a text with none pays nothing for it.
-  const secrets = awsSecretsIn(s);
+  const secrets = awsSecretsIn(s, view);
+  if (!idSeen && (secrets.length > 0 || s.indexOf('AKIA') >= 0 || s.indexOf('ASIA') >= 0)) idSeen = true;
   if (secrets.length > 0) return replaceWithSecrets(s, view, fn, secrets);
   if (view === s) return s.replace(CREDENTIAL, fn);
   let out = '';
@@ -210,21 +211,56 @@ export function replaceCredentials(s: string, view: string, fn: (found: string) 
   return out + s.slice(at);
 }
 
-/** replaceCredentials of a text with AWS secret access keys beside their ids: both kinds replaced, in order, none inside another. */
+/**
+ * replaceCredentials of a text with AWS secret access keys beside their ids: both kinds replaced,
+ * in order, none inside another; a secret by `fn` of the secret itself (`\/`, `%2F` read as `/`),
+ * so it has one mask however it was written.
+ */
 function replaceWithSecrets(s: string, view: string, fn: (found: string) => string, secrets: readonly AwsSecret[]): string {
-  const found: [number, string][] = secrets.map((x) => [x.index, x.text]);
+  const found: [number, string, string][] = secrets.map((x) => [x.index, x.text, x.value]);
   CREDENTIAL.lastIndex = 0;
-  for (let m = CREDENTIAL.exec(view); m !== null; m = CREDENTIAL.exec(view)) found.push([m.index, m[0]]);
+  for (let m = CREDENTIAL.exec(view); m !== null; m = CREDENTIAL.exec(view)) found.push([m.index, m[0], m[0]]);
   CREDENTIAL.lastIndex = 0;
   found.sort(([a, x], [b, y]) => a - b || y.length - x.length);
   let out = '';
   let at = 0;
-  for (const [i, text] of found) {
+  for (const [i, text, value] of found) {
     if (i < at) continue;
-    out += s.slice(at, i) + fn(text);
+    out += s.slice(at, i) + fn(value);
     at = i + text.length;
   }
   return out + s.slice(at);
+}
+
+/**
+ * Whether replaceCredentials met an AWS access key id since this was last asked (asking resets
+ * it). Redaction of a document asks it once the document is done, and looks for a secret the
+ * id's string does not hold (./aws-pairs.ts) only then: a document without an id pays nothing.
+ */
+let idSeen = false;
+
+/**
+ * See idSeen.
+ *
+ * @example
+ * awsIdSeen() // false, until a text with an AKIA… id is redacted
+ */
+export function awsIdSeen(): boolean {
+  const seen = idSeen;
+  idSeen = false;
+  return seen;
+}
+
+/**
+ * The AWS secret access keys beside their ids in a text (./aws-secret.ts), searched as the
+ * credential patterns search JSON text (searchedJsonText). Nothing is made for a text without an id.
+ *
+ * @example
+ * awsSecrets('{"a":"AKIAIOSFODNN7EXAMPLE","b":"wJalrXUtnFEMI\\/K7MDENG\\/bPxRfiCYEXAMPLEKEY"}')[0].value
+ * // 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY'
+ */
+export function awsSecrets(s: string): AwsSecret[] {
+  return s.indexOf('AKIA') < 0 && s.indexOf('ASIA') < 0 ? [] : awsSecretsIn(s, searchedJsonText(s, 0));
 }
 
 /**

@@ -16,7 +16,8 @@
  * token after `Bearer`, a cookie's value) count when they hold a letter and a digit too. A value
  * in a known key format is left to the credential patterns, which mask it everywhere already.
  */
-import { awsSecretsIn } from './aws-secret.ts';
+import { pairedSecretsIn } from './aws-pairs.ts';
+import { awsSecrets } from './credential.ts';
 import { ENV_LINE, YAML_LINE, valueMayBeSecret } from './env-secrets.ts';
 import { FORM_START, multipartBoundary, partName, parts } from './http-body.ts';
 import { isFrozenHeaders } from './frozen-headers.ts';
@@ -147,7 +148,8 @@ function echoOf(r: Redactor, v: string, credential: boolean, sent = v): Echo | n
 }
 
 /**
- * The forms a value takes in an answer: as it is, escaped in a JSON string, escaped in a URL;
+ * The forms a value takes in an answer: as it is, escaped in a JSON string (its slashes also as
+ * `\/`), escaped in a URL;
  * each also as text one character a byte (how bodies are read), for values beyond ASCII. The
  * value as it is only when JSON needs no escape in it: with a quote or a backslash it could
  * match across a JSON body's structure.
@@ -155,7 +157,8 @@ function echoOf(r: Redactor, v: string, credential: boolean, sent = v): Echo | n
 function formsOf(v: string): string[] {
   const json = JSON.stringify(v).slice(1, -1);
   const out = new Set<string>();
-  for (const f of [json === v ? v : undefined, json, encodeURIComponent(v)]) {
+  // JSON's `\/` for a slash too, as PHP's json_encode writes every one.
+  for (const f of [json === v ? v : undefined, json, json.indexOf('/') >= 0 ? json.replace(/\//g, '\\/') : undefined, encodeURIComponent(v)]) {
     if (f === undefined) continue;
     out.add(f);
     out.add(latin1Text(utf8.encode(f)));
@@ -257,6 +260,9 @@ function bodySecrets(r: Redactor, req: EchoSource, add: (v: string, credential: 
   } catch {
     return;
   }
+  // An AWS secret whose id is in another string of the body (./aws-pairs.ts), which the
+  // request's redaction masks too: an answer may repeat it alone.
+  if (text.indexOf('AKIA') >= 0 || text.indexOf('ASIA') >= 0) for (const x of pairedSecretsIn(doc)) add(x.value, false);
   const stack: unknown[] = [doc];
   while (stack.length > 0) {
     const v = stack.pop();
@@ -264,7 +270,7 @@ function bodySecrets(r: Redactor, req: EchoSource, add: (v: string, credential: 
       embeddedSecrets(r, v, add);
       // An AWS secret access key beside its id (a prompt's "AKIA… wJalr…"): an answer may repeat
       // the secret alone, where no id beside it makes it one.
-      for (const x of awsSecretsIn(v)) add(x.text, false);
+      for (const x of awsSecrets(v)) add(x.value, false);
       // A data URL of a text file with a key inside (OpenAI's `file_data`): no credential pattern
       // sees the key in its base64, so an answer echoing the body is searched for the URL sent.
       if (v.startsWith('data:')) {

@@ -9,6 +9,7 @@
  */
 import type * as Zlib from 'node:zlib';
 import { uploadedFileSecrets } from './upload-secrets.ts';
+import { formPairsMasked, textPairsMasked } from './aws-pairs.ts';
 import { TapedeckError } from '../errors.ts';
 // The latin1 conversions that fall back to plain loops where there is no Buffer: a page keys
 // non-JSON bodies with this file too (llm-tapedeck/browser).
@@ -150,7 +151,7 @@ function normalizeMultipart(text: string, boundary: string, r: Redactor): string
 export const FORM_START = /^[\w.%[\]-]+=/;
 
 function redactForm(text: string, r: Redactor): string {
-  return text
+  const fields = text
     .split('&')
     .map((pair) => {
       const eq = pair.indexOf('=');
@@ -180,6 +181,8 @@ function redactForm(text: string, r: Redactor): string {
       return `${pair.slice(0, eq)}=${value}`;
     })
     .join('&');
+  // An AWS secret in another field than its id's (./aws-pairs.ts): no one field shows the pair.
+  return formPairsMasked(fields, text, r.mask);
 }
 
 /**
@@ -249,7 +252,8 @@ export function normalizeBody(headers: Headers, body: Uint8Array, r: Redactor): 
   if (boundary !== undefined) {
     const n = normalizeMultipart(text, boundary, r);
     if (n !== undefined) {
-      const bytes = latin1Bytes(n);
+      // An AWS secret in the part after its id's (./aws-pairs.ts): no one part shows the pair.
+      const bytes = latin1Bytes(textPairsMasked(n, text, r.mask));
       return { bytes, stored: bytes };
     }
   }

@@ -40,6 +40,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 
 import { CREDENTIALS } from '../providers/index.ts';
+import { pairsMasked } from './aws-pairs.ts';
 import { CREDENTIAL, credentialFrom, mayHoldCredential, maskCredential, maskShapes, replaceCredentials, searchedJsonText, shapesIn } from './credential.ts';
 import { envSecrets } from './env-secrets.ts';
 import { queryCredential } from './query-credential.ts';
@@ -961,7 +962,8 @@ export function redactor(opts: RedactOptions = {}): Redactor {
       // Secret members of JSON text inside its strings too (escaped quotes in the raw body: none, none to look for).
       judged = doc !== undefined && doc.value !== null && typeof doc.value === 'object';
       if (judged && (hasSecretMember(doc!.value) || (scan && ((whole.includes('\\"') && namedSecret(whole, 'embedded')) || secretUrlIn(whole))))) {
-        const red = value(doc!.value, 0);
+        // As value() redacts a document: an AWS secret apart from its id too (./aws-pairs.ts).
+        const red = self.value(doc!.value);
         if (red !== doc!.value) return utf8.encode(JSON.stringify(red));
       }
     }
@@ -1019,7 +1021,8 @@ export function redactor(opts: RedactOptions = {}): Redactor {
       }
       return out as H;
     },
-    value: <T>(v: T): T => (keep ? v : (value(v, 0) as T)),
+    // An AWS secret whose id is in another string of the document (./aws-pairs.ts).
+    value: <T>(v: T): T => (keep ? v : pairsMasked(value(v, 0) as T, v, mask)),
     url,
     text,
     bytes,

@@ -16,8 +16,8 @@
  * shows only the first characters of what was found.
  */
 import { decodeEventStream, mayBeEventStream } from '../providers/wire/aws-eventstream.ts';
-import { awsSecretsIn } from './aws-secret.ts';
-import { privateKeysIn } from './credential.ts';
+import { pairedSecretsIn } from './aws-pairs.ts';
+import { awsSecrets, privateKeysIn } from './credential.ts';
 import { base64TextFile, credentialMatches as patternMatches, dataUrlHead, EMBEDDED_MEMBER, embeddedSecret, isMask, redactor } from './redact.ts';
 import { TOKEN_CHARS } from './credential.ts';
 import { childPath } from './tape-json.ts';
@@ -79,7 +79,7 @@ type Report = (path: string, kind: SecretFinding['kind'], value: string, kept?: 
  */
 function credentialMatches(s: string): { index: number; text: string }[] {
   const out = patternMatches(s);
-  if (out.some((m) => m.text.startsWith('AKIA') || m.text.startsWith('ASIA'))) for (const x of awsSecretsIn(s)) out.push({ index: x.index, text: x.text });
+  if (out.some((m) => m.text.startsWith('AKIA') || m.text.startsWith('ASIA'))) for (const x of awsSecrets(s)) out.push({ index: x.index, text: x.value });
   return out;
 }
 
@@ -92,14 +92,14 @@ function scanText(s: string, path: string, secretName: boolean, report: Report, 
   const file = head && base64TextFile(s.slice(head.at), head.mediaType);
   if (file !== undefined) return scanText(file, `${path} (base64 file)`, false, report, depth + 1, false, false, true);
   const doc = documentOf(s) ?? (isString ? base64Document(s) : undefined);
-  if (doc !== undefined) return walk(doc, framed ? path : `${path} (JSON)`, false, report, depth + 1);
+  if (doc !== undefined) return walkDocument(doc, framed ? path : `${path} (JSON)`, report, depth + 1);
   if (/[\r\n]/.test(s)) {
     // Multipart text (an answer echoing the body it got): a secret-named part's one-line content,
     // judged as a secret-named member's value is.
     // A PEM private key's body spans lines, so no one line shows it.
     for (const m of privateKeysIn(s)) report(path, 'key format', m.text);
     // An AWS secret access key on a line after (or before) its id's: no one line shows the pair.
-    for (const m of awsSecretsIn(s)) if (/[\r\n]/.test(s.slice(Math.min(m.index, m.id), Math.max(m.index, m.id)))) report(path, 'key format', m.text);
+    for (const m of awsSecrets(s)) if (/[\r\n]/.test(s.slice(Math.min(m.index, m.id), Math.max(m.index, m.id)))) report(path, 'key format', m.value);
     if (/content-disposition:/i.test(s)) for (const m of s.matchAll(MULTIPART_FIELD)) if (names.isSecretField(m[1]!)) scanText(m[2]!, `${path} part ${JSON.stringify(m[1])}`, true, report, depth + 1, false);
     return scanLines(s, path, report, depth, inFile);
   }
@@ -216,7 +216,7 @@ function scanLines(text: string, path: string, report: Report, depth: number, in
     const at = sse ? `${path} event ${event}` : `${path} line ${i + 1}`;
     const doc = documentOf(sse ? sse[1]! : line);
     if (doc !== undefined) {
-      walk(doc, at, false, report, depth + 1);
+      walkDocument(doc, at, report, depth + 1);
       events.push({ kind, docs: [doc], at: sse ? event : i + 1 });
     } else {
       const found = credentialMatches(line);
@@ -253,6 +253,42 @@ function scanBytes(b: Uint8Array, path: string, report: Report, depth: number): 
     return;
   }
   scanText(utf8.decode(b), path, false, report, depth, false);
+}
+
+/** An access key id as a finding holds it. */
+const AWS_ID = /^A[KS]IA[0-9A-Z]{16}$/;
+
+/**
+ * walk() of a document, and the AWS secret access keys that stand beside an id in another of its
+ * strings (two messages, two members: ./aws-pairs.ts, which redaction masks), each reported at
+ * the string that holds it. Looked for only in a document where an id was reported.
+ */
+function walkDocument(doc: unknown, path: string, report: Report, depth: number): void {
+  let id = false;
+  const found = new Set<string>();
+  walk(doc, path, false, (p, kind, value, kept) => {
+    if (AWS_ID.test(value)) id = true;
+    found.add(value);
+    report(p, kind, value, kept);
+  }, depth);
+  if (id) for (const x of pairedSecretsIn(doc)) if (!found.has(x.value)) report(placeOf(doc, x.text, path), 'key format', x.value);
+}
+
+/** The path of the first string in a document (in its order) that holds `text`; the document's own path if none does. */
+function placeOf(doc: unknown, text: string, path: string): string {
+  const stack: [unknown, string][] = [[doc, path]];
+  while (stack.length > 0) {
+    const [v, at] = stack.pop()!;
+    if (typeof v === 'string') {
+      if (v.includes(text)) return at;
+    } else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], childPath(at, i)]);
+    } else if (v !== null && typeof v === 'object' && !ArrayBuffer.isView(v)) {
+      const keys = Object.keys(v);
+      for (let i = keys.length - 1; i >= 0; i--) stack.push([(v as Record<string, unknown>)[keys[i]!], childPath(at, keys[i]!)]);
+    }
+  }
+  return path;
 }
 
 function walk(v: unknown, path: string, secretName: boolean, report: Report, depth: number): void {
@@ -319,7 +355,7 @@ function walk(v: unknown, path: string, secretName: boolean, report: Report, dep
 export function secretsInValue(value: unknown): Omit<SecretFinding, 'record' | 'offset'>[] {
   const out: Omit<SecretFinding, 'record' | 'offset'>[] = [];
   const seen = new Set<string>();
-  walk(value, '$', false, (path, kind, found, kept) => {
+  walkDocument(value, '$', (path, kind, found, kept) => {
     const id = `${path}\u0000${found}`;
     if (seen.has(id)) return;
     seen.add(id);

@@ -172,7 +172,7 @@ function credentialsIn(s: string, seek?: Seek): Found[] {
     }
     CREDENTIAL.lastIndex = 0;
     // An AWS secret access key beside its id (./aws-secret.ts): looked for only where an id is.
-    if (id) aws = awsSecretsIn(s).map((x): Found => [x.index, x.text, undefined, x.id]);
+    if (id) aws = awsSecretsIn(s, view).map((x): Found => [x.index, x.text, undefined, x.id]);
   }
   const members = seek?.secretField !== undefined && MEMBER_GATE.test(s) ? membersIn(s, seek.secretField) : [];
   if ((echoes === undefined || echoes.length === 0) && members.length === 0 && keys.length === 0 && (aws === undefined || aws.length === 0)) return out;
