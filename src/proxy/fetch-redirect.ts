@@ -9,6 +9,8 @@
  * at most 20 hops; 303, and 301/302 after a POST, go on as a GET without a body; a hop to
  * another origin drops the credentials; `redirect: 'error'` rejects; `'manual'` gets the redirect.
  */
+import { hiddenUserinfo } from '../store/url-userinfo.ts';
+import { userinfoRefused } from './fetch-request.ts';
 
 /** What a call sent, for the next hop: its absolute URL, method, headers and body. */
 export interface SentRequest {
@@ -58,7 +60,8 @@ function settle(res: Response, name: 'url' | 'redirected', value: unknown): void
  */
 export async function followRedirects(call: TapeCall, input: string | URL | Request, init: RequestInit | undefined): Promise<Response> {
   let sent: SentRequest = {};
-  let res = await call(input, init, sent);
+  // A URL with a password: fetch's error would quote it (./fetch-request.ts).
+  let res = userinfoRefused(input) ?? (await call(input, init, sent));
   const mode = init?.redirect ?? (input instanceof Request ? input.redirect : 'follow');
   const signal = init?.signal ?? (input instanceof Request ? input.signal : undefined);
   for (let hops = 0; ; hops++) {
@@ -77,9 +80,11 @@ export async function followRedirects(call: TapeCall, input: string | URL | Requ
     try {
       next = new URL(location, sent.url);
     } catch {
-      throw failed(`invalid redirect location ${JSON.stringify(location.slice(0, 100))}`);
+      throw failed(`invalid redirect location ${JSON.stringify(hiddenUserinfo(location).slice(0, 100))}`);
     }
     if (next.protocol !== 'http:' && next.protocol !== 'https:') throw failed(`redirect to a ${next.protocol} URL`);
+    // As fetch refuses it, without quoting the server's Location (its password).
+    if (next.username !== '' || next.password !== '') throw failed('redirect to a URL with a user name or password in it');
     // The redirect's own body is not the caller's: read away (a redirect being recorded is read
     // to its end all the same).
     await res.body?.cancel().catch(() => {});
