@@ -31,10 +31,17 @@ export async function mergeCommand(args: string[]): Promise<number> {
       throw named(e, name!, ours);
     });
     await writeOut(`${mergeLine(name!, s)}\n`);
-    for (const d of s.damage) await writeOut(`${d.label} (${d.file}): ${d.warning.code} at byte ${d.warning.offset}: ${d.warning.message}\n`);
+    // Git hands the driver temporary copies (.merge_file_…, gone when it ends): an input is
+    // named by its side and the tape's name (%P), its copy's name left out of the message too.
+    const gitCopies = name !== ours;
+    for (const d of s.damage) {
+      const which = gitCopies ? `${d.label} (${name} as ${d.label === 'base' ? 'the common ancestor' : d.label === 'ours' ? 'this branch' : 'the merged branch'} has it)` : `${d.label} (${d.file})`;
+      const message = gitCopies ? d.warning.message.split(`${d.file}: `).join('') : d.warning.message;
+      await writeOut(`${which}: ${d.warning.code} at byte ${d.warning.offset}: ${message}\n`);
+    }
     if (s.damage.length === 0) return EXIT.ok;
     await writeOut(
-      `${s.damage.length} problem(s) in the inputs: the intact records were merged into ${ours}, the damaged bytes left out; git keeps the conflict: check the tape (tapedeck verify ${name}), then git add it.\n`,
+      `${s.damage.length} problem(s) in the inputs: the intact records were merged into ${name}, the damaged bytes left out; git keeps the conflict: check the tape (tapedeck verify ${name}), then git add it.\n`,
     );
     return EXIT.failed;
   } catch (e) {
