@@ -108,15 +108,23 @@ export function awsSecretsIn(s: string, view: string): AwsSecret[] {
       const a = lo + m.index;
       const b = a + m[0].length;
       if ((a === lo && lo > 0) || (b === hi && hi < s.length)) continue;
-      if (b <= i || a >= i + ID_LENGTH) {
-        near(a, b);
-        continue;
+      if (b <= i || a >= i + ID_LENGTH) near(a, b);
+      else {
+        // The id's own run: the parts either side of it, past a separator (none: one longer word).
+        const before = separatorAt(s, i, true);
+        if (before > 0) near(a, i - before);
+        const after = separatorAt(s, i + ID_LENGTH, false);
+        if (after > 0) near(i + ID_LENGTH + after, b);
       }
-      // The id's own run: the parts either side of it, past a separator (none: one longer word).
-      const before = separatorAt(s, i, true);
-      if (before > 0) near(a, i - before);
-      const after = separatorAt(s, i + ID_LENGTH, false);
-      if (after > 0) near(i + ID_LENGTH + after, b);
+      // Words of a form or a query, whose `+` is a space (`q=my+id+is+AKIA…+secret+wJalr…`): each
+      // word of a run joined so is tried too (a secret's own `+` is sent there as `%2B`).
+      if (m[0].indexOf('+') < 0) continue;
+      for (let w = a; w < b; ) {
+        const plus = s.indexOf('+', w);
+        const end = plus < 0 || plus > b ? b : plus;
+        if (end <= i || w >= i + ID_LENGTH) near(w, end);
+        w = end + 1;
+      }
     }
   }
   return out.sort((x, y) => x.index - y.index);

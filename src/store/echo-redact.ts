@@ -242,6 +242,8 @@ function bodySecrets(r: Redactor, req: EchoSource, add: (v: string, credential: 
       if (name !== undefined && p.body !== '' && r.isSecretField(name)) add(utf8Text.decode(latin1Bytes(p.body)), false, p.body);
       else fileSecrets(r, p.body, add);
     }
+    // An AWS secret access key beside its id, in its part or the next (./aws-pairs.ts).
+    for (const x of awsSecrets(text)) add(x.value, false);
     return;
   }
   // A form by its type, or by how it starts (nock keeps no headers; fetch labels a string body
@@ -250,6 +252,8 @@ function bodySecrets(r: Redactor, req: EchoSource, add: (v: string, credential: 
     for (const { name, raw, value } of formPairs(utf8Text.decode(req.body))) {
       if (raw !== undefined && r.isSecretField(name)) add(value!, false, raw);
     }
+    // An AWS secret access key beside its id, in its field or another (./aws-pairs.ts).
+    for (const x of awsSecrets(text)) add(x.value, false);
     return;
   }
   // The redactor's cheap test: a body it passes has no member it masks by name.

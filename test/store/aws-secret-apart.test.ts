@@ -155,6 +155,27 @@ describe('an AWS secret in another field of a form or part of an upload', () => 
     expect(a).not.toBe(b);
   });
 
+  it('is masked in a query whose words are joined by +, and flagged by scan in a form stored before', () => {
+    const url = `/v1/search?q=my+access+key+is+${ID}+and+the+secret+is+${encodeURIComponent(SECRET)}+thanks`;
+    const out = r.url(url);
+    expect(out).not.toContain(ID);
+    expect(holdsPart(decodeURIComponent(out), SECRET), out).toBe(false);
+    const form = `q=my+key+is+${ID}&note=and+the+secret+is+${encodeURIComponent(SECRET)}+thanks`;
+    const rec = { v: 1, kind: 'http', request: { method: 'POST', url: '/v1/x', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form } };
+    expect(secretsInValue(rec).map((f) => f.excerpt)).toContain(`"${SECRET.slice(0, 4)}…" (40 chars)`);
+  });
+
+  it('is masked in an answer that repeats it alone after a form or an upload sent it', () => {
+    const part = (name: string, v: string) => `--b0undary\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${v}\r\n`;
+    for (const [type, body] of [
+      ['application/x-www-form-urlencoded', `id=${ID}&note=the+secret+is+${encodeURIComponent(SECRET)}`],
+      ['multipart/form-data; boundary=b0undary', `${part('id', ID)}${part('value', SECRET)}--b0undary--\r\n`],
+    ] as const) {
+      const masks = echoing(r, { headers: { 'content-type': type }, url: '/v1/x', body: enc.encode(body) });
+      expect(masks.text(`You sent ${SECRET}.`), type).toBe(`You sent ${r.mask(SECRET)}.`);
+    }
+  });
+
   it('is masked in a multipart body, the id in one part and the secret in the next', () => {
     const part = (name: string, v: string) => `--b0undary\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${v}\r\n`;
     const body = `${part('id', ID)}${part('value', SECRET)}--b0undary--\r\n`;
