@@ -286,7 +286,8 @@ async function verifyMany(paths: readonly string[]): Promise<number> {
     try {
       if ((await verify(tape)) !== EXIT.ok) failed.push(tape);
     } catch (e) {
-      if (!(e instanceof TapedeckError) || e.code === 'E_OUTPUT') throw e;
+      // A usage mistake (an empty path) is the command line's, not a tape's: exit 2 as for one tape.
+      if (!(e instanceof TapedeckError) || e.code === 'E_OUTPUT' || e.code === 'E_USAGE') throw e;
       // One tape that does not read (a missing file, a newer format, converted line endings)
       // does not stop the check of the others.
       await writeOut(`${tape}: ${formatCliError(e).replace(/^tapedeck: /, '')}`);

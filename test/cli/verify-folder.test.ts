@@ -60,6 +60,12 @@ describe('tapedeck verify of folders and several tapes', () => {
     expect(cli('verify', 'good/a.tape', 'mixed/torn.tape').status).toBe(1);
   });
 
+  it('an empty path among them is a usage error (exit 2), as for one tape', () => {
+    const r = cli('verify', 'good/a.tape', '');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/^tapedeck: E_USAGE /);
+  });
+
   it('a folder with no tapes is an error, not a pass', () => {
     const r = cli('verify', 'empty');
     expect(r.status).toBe(1);
