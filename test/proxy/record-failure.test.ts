@@ -13,7 +13,9 @@ import OpenAI from 'openai';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFetch } from '../../src/proxy/fetch.ts';
 import { startProxy } from '../../src/proxy/server.ts';
+import { RedisBackend } from '../../src/store/backends/redis-backend.ts';
 import { RedisRecords } from '../../src/store/backends/redis.ts';
+import type { RecordBackend } from '../../src/store/backend.ts';
 import { TapeBackend } from '../../src/store/backends/tape.ts';
 import { isHttpRecord } from '../../src/store/records.ts';
 import { readTape, withTapeLock } from '../../src/store/tape-file.ts';
@@ -62,7 +64,7 @@ interface Answer {
 }
 
 /** Sends one request through the proxy or createFetch on `store`; `fetchIt` reads the answer. */
-async function through(entry: Entry, opts: { store: TapeBackend | string; mode?: 'record' | 'update'; onRecordFailure?: 'serve' }, up: Upstream) {
+async function through(entry: Entry, opts: { store: RecordBackend | string; mode?: 'record' | 'update'; onRecordFailure?: 'serve' }, up: Upstream) {
   if (entry === 'proxy') {
     const proxy = await startProxy({ upstream: up.url, ...opts, mode: opts.mode ?? 'record', port: 0, onWarning: () => {} });
     return {
@@ -326,7 +328,11 @@ describe('proxy on a Redis Cluster with a master killed', () => {
       if (slot < 5461) break;
     }
     const store = `${cluster.url}/0?namespace=${ns}`;
-    const t = await through('proxy', { store, mode: 'update' }, up);
+    // A record to the lost master's slots waits out the command deadline (twice: 10 s at the
+    // default 5 s) unless the cluster has already marked the node failed: a 1 s deadline keeps
+    // the test's time from swinging with the random namespace (3-104 s at 5 s).
+    const backend = new RedisBackend(`${cluster.url}/0`, { namespace: ns, connect: { commandTimeoutMs: 1000 } });
+    const t = await through('proxy', { store: backend, mode: 'update' }, up);
     // A reader connected while the whole cluster was up (a new client would wait for the lost node).
     const records = await RedisRecords.open(store);
     const ok: { key: string; text: string }[] = [];
