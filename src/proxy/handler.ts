@@ -115,6 +115,12 @@ export interface HandlerStats extends DeckStats {
   p50Ms: number | null;
   p99Ms: number | null;
   uptimeS: number;
+  /**
+   * One line per request that missed (`POST /v1/chat/completions: <what differs>; <fix>`, the
+   * line `onMiss` gets), the first 50 of them: a suite whose app swallows the SDK's error reads
+   * them from `/__tapedeck/stats` to fail its run with the fix (docs/proxy.md, "End-to-end tests").
+   */
+  missed: string[];
   /** MCP Streamable HTTP traffic on the same port, once there was some (docs/mcp.md). */
   mcp?: McpHttpStats;
   /** Realtime sessions over WebSocket on the same port, once there was one (docs/realtime.md). */
@@ -163,6 +169,8 @@ export interface TapedeckHandler {
 
 const CONTENT_FREE = new Set([204, 304]);
 const LATENCY_WINDOW = 4096;
+/** How many miss lines the stats keep: enough to act on, bounded for a proxy left running. */
+const MISSED_KEPT = 50;
 const LATENCY_SAMPLE = 8;
 // The global `performance` is a getter in Node: read once, not on every request.
 const clock = performance;
@@ -516,6 +524,7 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
   const used = new Set<string>();
   const latencies = new Float64Array(LATENCY_WINDOW);
   let latencyCount = 0;
+  const missed: string[] = [];
   // Once the window is full, one request in LATENCY_SAMPLE is timed: two clock reads cost
   // ~130 ns, a visible share of a replayed answer, and a sample gives the same percentiles.
   let arrivals = 0;
@@ -538,7 +547,9 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
       // The path as its route is stored: a key in it (a gateway's `/v1/<key>/…`, `;key=`) is
       // masked there, and this line goes to the proxy's log.
       const path = (req.url ?? '/').replace(/\?.*$/, '');
-      opts.onMiss?.(`${req.method ?? 'GET'} ${deck ? deck.redactor.url(path) : path}: ${missLine(e)}`, e);
+      const line = `${req.method ?? 'GET'} ${deck ? deck.redactor.url(path) : path}: ${missLine(e)}`;
+      if (missed.length < MISSED_KEPT) missed.push(line);
+      opts.onMiss?.(line, e);
     } else deck?.countError();
     if (res.headersSent) {
       res.destroy();
@@ -562,7 +573,7 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
     const n = Math.min(latencyCount, LATENCY_WINDOW);
     const sorted = latencies.slice(0, n).sort();
     const base: DeckStats = deck?.stats() ?? emptyStats('replay', opts.tape);
-    return { ...base, inFlight, p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99), uptimeS: Math.round((performance.now() - started) / 100) / 10, ...(mcp ? { mcp: mcp.stats() } : {}), ...(realtime ? { realtime: realtime.stats() } : {}) };
+    return { ...base, inFlight, p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99), uptimeS: Math.round((performance.now() - started) / 100) / 10, missed: [...missed], ...(mcp ? { mcp: mcp.stats() } : {}), ...(realtime ? { realtime: realtime.stats() } : {}) };
   }
 
   function internal(req: IncomingMessage, res: ServerResponse, path: string): boolean {
