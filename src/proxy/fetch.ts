@@ -229,7 +229,7 @@ const networkFaults = new WeakSet<object>();
 
 /**
  * Returns a fetch that records and replays through a tape. Replay misses come back as HTTP
- * errors in the provider's shape (404 with the diagnostics), so SDKs raise their usual API
+ * errors in the provider's shape (400 with the diagnostics), so SDKs raise their usual API
  * error rather than retrying a network failure.
  *
  * @example

@@ -292,7 +292,7 @@ export function interruptedRunMessage(path: string, runs: readonly WriterInfo[])
   const pid = runs[0]?.pid;
   const ids = runs.map((w) => w.run).filter((r): r is string => typeof r === 'string');
   const who = [typeof pid === 'number' ? `pid ${pid}` : undefined, ids.length > 0 ? `run${ids.length > 1 ? 's' : ''} ${ids.join(', ')}` : undefined].filter(Boolean).join(', ');
-  return `${path}: a record run (${who}) ended without closing the tape (killed, crashed, exited before close(), or its close could not remove the older recordings: a full disk). Its recordings are kept, but any older recordings of the same requests it was to replace were not removed, and replay serves those first. Record again (TAPEDECK_MODE=record, or tapedeck serve --mode record) and let it close, to replace them.`;
+  return `${path}: a record run (${who}) ended without closing the tape (killed, crashed, exited before close(), or its close could not remove the older recordings: a full disk). Its recordings are kept, but any older recordings of the same requests it was to replace were not removed, and replay serves those first. Record again (TAPEDECK_MODE=record, or tapedeck serve --mode record) and let it close, to replace them. A test runner that stops it with SIGKILL ends every record run so: in Playwright, give the webServer that starts it gracefulShutdown: { signal: 'SIGTERM', timeout: 15000 } (docs/proxy.md, End-to-end tests).`;
 }
 
 /**
