@@ -30,19 +30,47 @@ import { CREDENTIAL as PAGE_CREDENTIAL } from './credential-pattern.ts';
  * without the token's alternative).
  */
 export const CREDENTIAL = new RegExp(
-  PAGE_CREDENTIAL.source.replace('\\b(?:sk-', '\\b(?:bot\\d{6,12}:[A-Za-z0-9_-]{34,36}(?![A-Za-z0-9_-])|A[A-Za-z0-9_-]{33,35}(?![A-Za-z0-9_-])(?<=(?<![\\w:])\\d{6,12}:A[A-Za-z0-9_-]{33,35})|sk-'),
+  PAGE_CREDENTIAL.source.replace(
+    '\\b(?:sk-',
+    '\\b(?:bot\\d{6,12}:[A-Za-z0-9_-]{34,36}(?![A-Za-z0-9_-])|A[A-Za-z0-9_-]{33,35}(?![A-Za-z0-9_-])(?<=(?<![\\w:])\\d{6,12}:A[A-Za-z0-9_-]{33,35})|(?:Account|SharedAccess)Key=[A-Za-z0-9+/]{40,}={0,2}(?![A-Za-z0-9+/=])|sk-',
+  ),
   'g',
 );
 
 /**
- * What a CREDENTIAL match is replaced with: `mask` of it, a bot token's `bot` kept before the
- * mask of the token (the URL still reads as the Bot API's).
+ * The key of an Azure connection string (`DefaultEndpointsProtocol=https;AccountName=…;AccountKey=…`
+ * of a storage account or Cosmos DB, `…;SharedAccessKey=…` of Service Bus and Event Hubs),
+ * CREDENTIAL's alternative for it: base64 with no prefix of its own, so the name before it is what
+ * makes it one. Pasted into a prompt or a tool's output, the whole account's key was stored as
+ * typed. Node only, as the bot token (a page keys such a request apart); its name is kept in view.
+ */
+const CONNECTION_KEY = /^(?:Account|SharedAccess)Key=/;
+
+/**
+ * How many characters at the start of a CREDENTIAL match stay in view when it is masked: a bot
+ * token's `bot`, a connection string key's name and `=`; 0 for the rest.
+ *
+ * @example
+ * keptInView('AccountKey=Eby8vdM02xNOcqFl…') // 11
+ */
+export function keptInView(found: string): number {
+  return found.startsWith('bot') ? 3 : (CONNECTION_KEY.exec(found)?.[0].length ?? 0);
+}
+
+/**
+ * What a CREDENTIAL match is replaced with: `mask` of it, what stays in view kept before the mask
+ * of the rest (keptInView: a bot token's `bot`, so the URL still reads as the Bot API's; a
+ * connection string key's name, so the string still reads as one).
  *
  * @example
  * '/bot123456789:AAHdqTcv…/getMe'.replace(CREDENTIAL, maskCredential(mask)) // '/bot[REDACTED:…]/getMe'
+ * 'AccountName=a;AccountKey=Eby8…==;'.replace(CREDENTIAL, maskCredential(mask)) // 'AccountName=a;AccountKey=[REDACTED:…];'
  */
 export function maskCredential(mask: (v: string) => string): (found: string) => string {
-  return (found) => (found.startsWith('bot') ? `bot${mask(found.slice(3))}` : mask(found));
+  return (found) => {
+    const kept = keptInView(found);
+    return kept === 0 ? mask(found) : found.slice(0, kept) + mask(found.slice(kept));
+  };
 }
 
 /** The shortest token any CREDENTIAL alternative ends in. */

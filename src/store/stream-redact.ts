@@ -26,7 +26,7 @@
  */
 import { decodeEventStream, encodeEventStreamMessage, headerString, mayBeEventStream, type EventStreamMessage } from '../providers/wire/aws-eventstream.ts';
 import { awsSecretsIn } from './aws-secret.ts';
-import { CREDENTIAL, credentialFrom, privateKeysIn, searchedJsonText } from './credential.ts';
+import { CREDENTIAL, credentialFrom, keptInView, privateKeysIn, searchedJsonText } from './credential.ts';
 import { EMBEDDED_MEMBER, embeddedSecret, isMask, latin1Text, type KnownBody } from './redact.ts';
 import type { EchoingRedactor } from './echo-redact.ts';
 import type { HttpRecord } from './records.ts';
@@ -165,9 +165,10 @@ function credentialsIn(s: string, seek?: Seek): Found[] {
     const view = searchedJsonText(s, from);
     CREDENTIAL.lastIndex = from;
     let id = false;
-    // A bot token's `bot` is kept in view, as redaction keeps it in one string (maskCredential).
+    // A bot token's `bot` and a connection string key's name are kept in view, as redaction keeps them in one string (maskCredential).
     for (let m = CREDENTIAL.exec(view); m !== null; m = CREDENTIAL.exec(view)) {
-      out.push(m[0].startsWith('bot') ? [m.index + 3, m[0].slice(3)] : [m.index, m[0]]);
+      const kept = keptInView(m[0]);
+      out.push([m.index + kept, m[0].slice(kept)]);
       id ||= m[0].startsWith('AKIA') || m[0].startsWith('ASIA');
     }
     CREDENTIAL.lastIndex = 0;
