@@ -19,7 +19,7 @@ import { destinationOf, heldMasks, maskedQueryValue, placeRerecorded, planRereco
 import { originKey, originOf } from '../store/origins.ts';
 import { createTape, decodeOrWarn, nativeStringsFor, recordFrame, rewriteTapeWith, scanTape, type TapeHeader, type TapeRecordEntry, type TapeWarning } from '../store/tape-file.ts';
 import { isRedactionSalt } from '../store/tape-codec.ts';
-import { isCacheRecord, isHttpRecord, isMcpRecord, isRealtimeRecord } from '../store/records.ts';
+import { isCacheRecord, isHttpRecord, isMcpRecord, isRealtimeRecord, type HttpRecord } from '../store/records.ts';
 import { REDACTED, redactor } from '../store/redact.ts';
 import { queryDecode } from '../store/query-pairs.ts';
 import type { DriftReport } from './report.ts';
@@ -334,7 +334,7 @@ function heldText(list: readonly Planned[], held: ReadonlyMap<number, string[]>)
  * The line saying which records of the original rerecord carried over to the new tape as they
  * were, by why (not HTTP, not picked, held back, failed, stopped by the budget); '' for none.
  */
-function carriedText(values: readonly unknown[], replaced: ReadonlyMap<number, number>, c: { held: ReadonlyMap<number, unknown>; failed: ReadonlySet<number>; stopped: ReadonlySet<number>; planned: ReadonlySet<number>; only: string; tape: string; out: string }): string {
+function carriedText(values: readonly unknown[], replaced: ReadonlyMap<number, number>, c: { handWritten: ReadonlySet<number>; held: ReadonlyMap<number, unknown>; failed: ReadonlySet<number>; stopped: ReadonlySet<number>; planned: ReadonlySet<number>; only: string; tape: string; out: string }): string {
   const counts = new Map<string, [string, string, number]>();
   const add = (one: string, many = one) => {
     const x = counts.get(one);
@@ -347,6 +347,7 @@ function carriedText(values: readonly unknown[], replaced: ReadonlyMap<number, n
     else if (isRealtimeRecord(x)) add('realtime session', 'realtime sessions');
     else if (isCacheRecord(x)) add('ReplayCache record', 'ReplayCache records');
     else if (!isHttpRecord(x)) add('record of another kind', 'records of other kinds');
+    else if (c.handWritten.has(i)) add('hand-written recording', 'hand-written recordings');
     else if (c.held.has(i)) add('holding a masked secret', 'holding masked secrets');
     else if (c.failed.has(i)) add('whose call failed', 'whose calls failed');
     else if (c.stopped.has(i)) add('stopped by the budget');
@@ -456,6 +457,14 @@ export async function rerecordCommand(args: string[], recorder: (tape: string) =
     const hostlessOnly = v['only-hostless'] === true;
     const picked = planRerecord(values, prices, v.only, hostlessOnly);
     const { skipped } = picked;
+    const handWritten = new Set(picked.handWritten);
+    if (handWritten.size > 0) {
+      const n = handWritten.size;
+      const first = picked.handWritten.slice(0, 5).map((i) => `#${i} ${(values[i] as HttpRecord).route.split('?')[0]}`);
+      process.stderr.write(
+        `tapedeck rerecord: ${n} hand-written recording${n === 1 ? '' : 's'} (tapedeck add) not sent, kept as ${n === 1 ? 'it is' : 'they are'}: the API cannot be asked for a written answer (a 429, a cut stream) again, and its answer would take ${n === 1 ? 'its' : 'their'} place: ${first.join('; ')}${n > 5 ? `; ${n - 5} more` : ''}.\n`,
+      );
+    }
     // Requests holding a secret the tape keeps masked are not sent: the API would be asked
     // another question (the mask's text), and its answer filed for the real one. Kept as recorded.
     const held = new Map<number, string[]>();
@@ -467,6 +476,9 @@ export async function rerecordCommand(args: string[], recorder: (tape: string) =
     }
     if (held.size) process.stderr.write(heldText(picked.plan.filter((x) => held.has(x.index)), held));
     const plan = picked.plan.filter((x) => !held.has(x.index));
+    if (plan.length === 0 && held.size === 0 && handWritten.size > 0) {
+      throw new TapedeckError('E_RERECORD_EMPTY', `nothing sent: every request picked in ${tape} is a hand-written recording (${handWritten.size}), which rerecord keeps as it is.`, { file: tape, hint: 'Edit a hand-written recording in its JSON file and add it again (tapedeck add --help); rerecord sends the recordings your application made.' });
+    }
     if (plan.length === 0 && held.size > 0) {
       throw new TapedeckError('E_RERECORD_EMPTY', `nothing sent: every request picked in ${tape} holds a secret the tape keeps masked (${held.size}), and none can be sent again as recorded.`, { file: tape, hint: 'Record them again by running the application with TAPEDECK_MODE=record, which sends the secrets themselves.' });
     }
@@ -640,7 +652,7 @@ export async function rerecordCommand(args: string[], recorder: (tape: string) =
       process.stderr.write(`tapedeck rerecord: ${which}${why}; ${list.length === 1 ? 'its old recording is' : 'their old recordings are'} kept.\n`);
     }
     if (result.notSent.length) process.stderr.write(`tapedeck rerecord: the budget of ${usd(budget!)} stopped it before ${result.notSent.length} call(s) (records ${result.notSent.slice(0, 10).map((i) => `#${i}`).join(', ')}${result.notSent.length > 10 ? ', ...' : ''}); their old recordings are kept.\n`);
-    const carried = carriedText(values, placed.replaced, { held, failed, stopped, planned: new Set(picked.plan.map((x) => x.index)), only: [v.only ? '--only' : '', hostlessOnly ? '--only-hostless' : ''].filter(Boolean).join(' and '), tape, out });
+    const carried = carriedText(values, placed.replaced, { handWritten, held, failed, stopped, planned: new Set(picked.plan.map((x) => x.index)), only: [v.only ? '--only' : '', hostlessOnly ? '--only-hostless' : ''].filter(Boolean).join(' and '), tape, out });
     if (carried) process.stderr.write(carried);
     // The diff of what was re-recorded: the records carried over are the same on both sides.
     const report = driftReport(

@@ -98,8 +98,9 @@ drop it.
   --prices FILE        prices for the estimate (see tapedeck stats --help)
   --format F, --html FILE, --fail-on LIST   the diff's output, as tapedeck diff
 
-A request holding a secret the tape keeps masked (a key in a prompt, a session_token member)
-is not sent (the API would get the mask, not the secret): its recording is kept and listed;
+A hand-written recording (tapedeck add: a 429, a cut stream) is not sent either: it is kept as
+it is, as a record run keeps it. A request holding a secret the tape keeps masked (a key in a
+prompt, a session_token member) is not sent (the API would get the mask, not the secret): its recording is kept and listed;
 record it again by running the application with TAPEDECK_MODE=record. An answer that is an
 error, or a stream cut before its end, is not recorded: the old recording is kept. Exit codes:
 0 / 1 as tapedeck diff, 2 bad input or no --yes/--budget, 3 when the budget stopped it or

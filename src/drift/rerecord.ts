@@ -21,6 +21,7 @@ import { holdsKeyedMaskText, holdsMask } from './masks.ts';
 import { queryDecode } from '../store/query-pairs.ts';
 import { isHttpRecord, type HttpRecord } from '../store/records.ts';
 import { inRecordOrder } from '../store/record-order.ts';
+import { isHandWrittenRun } from '../store/hand-written-run.ts';
 import { upstreamPrefix, withoutTrailingSlashes } from '../store/upstream-prefix.ts';
 import { assembleRecorded, liveAnswerVerdict } from './answer.ts';
 import { failureReason } from './failure-reason.ts';
@@ -159,9 +160,14 @@ export interface RerecordResult {
  * @example
  * const plan = planRerecord(tape.records.map((r) => r.value), DEFAULT_PRICES, 'chat/completions')
  * const old = planRerecord(tape.records.map((r) => r.value), DEFAULT_PRICES, undefined, true) // the recordings that name no host
+ *
+ * Hand-written recordings (`tapedeck add`, addRecordings) that would be picked are not planned:
+ * their places are in `handWritten`. The API cannot be asked for a 429 or a cut stream again, and
+ * a record run never replaces one either; sent again, a written 429 came back a 200 in its place.
  */
-export function planRerecord(records: readonly unknown[], prices: Readonly<Record<string, Price>>, only?: string, hostlessOnly = false): { plan: Planned[]; skipped: number } {
+export function planRerecord(records: readonly unknown[], prices: Readonly<Record<string, Price>>, only?: string, hostlessOnly = false): { plan: Planned[]; skipped: number; handWritten: number[] } {
   const plan: Planned[] = [];
+  const handWritten: number[] = [];
   let skipped = 0;
   const needle = only?.toLowerCase();
   records.forEach((record, index) => {
@@ -175,9 +181,13 @@ export function planRerecord(records: readonly unknown[], prices: Readonly<Recor
       const hay = `${record.route} ${record.origin ?? ''} ${typeof body?.model === 'string' ? body.model : ''} ${JSON.stringify(body ?? '')}`.toLowerCase();
       if (!hay.includes(needle)) return;
     }
+    if (isHandWrittenRun(record.run)) {
+      handWritten.push(index);
+      return;
+    }
     plan.push({ index, record, estimate: callStats(record, prices)?.cost ?? 0 });
   });
-  return { plan, skipped };
+  return { plan, skipped, handWritten };
 }
 
 /**
