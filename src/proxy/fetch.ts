@@ -383,7 +383,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       } catch (e) {
         throw unrecordedMiss(d, decision.miss, e);
       }
-      const refused = await unrecordedByKey(d, decision.miss, up);
+      const refused = await unrecordedByKey(d, decision.miss, up, dreq);
       if (refused) throw refused;
       if (p && (up.status < 400 || d.recordErrors)) {
         call.detachClient();

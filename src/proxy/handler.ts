@@ -669,7 +669,7 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
       if (clientGone) return; // nobody to answer, nothing received
       throw unrecordedMiss(d, miss, e);
     }
-    const refusedKey = await unrecordedByKey(d, miss, up);
+    const refusedKey = await unrecordedByKey(d, miss, up, dreq);
     if (refusedKey) {
       forwarding.delete(res);
       throw refusedKey;

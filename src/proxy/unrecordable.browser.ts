@@ -12,6 +12,6 @@ export function unrecordedMiss(_d: Deck, _miss: TapedeckError | undefined, e: un
 }
 
 /** Never a refusal to reword in a page (see unrecordable.ts). */
-export async function unrecordedByKey(_d: Deck, _miss: TapedeckError | undefined, _up: Response): Promise<TapedeckError | undefined> {
+export async function unrecordedByKey(_d: Deck, _miss: TapedeckError | undefined, _up: Response, _req: unknown): Promise<TapedeckError | undefined> {
   return undefined;
 }

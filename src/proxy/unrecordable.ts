@@ -8,6 +8,7 @@
 import { TapedeckError } from '../errors.ts';
 import { missHeadline } from '../match/diagnose.ts';
 import type { Deck } from './deck.ts';
+import { echoing, type EchoSource } from '../store/echo-redact.ts';
 
 /**
  * Whether an upstream failure means the upstream cannot be reached from here at all (refused
@@ -39,13 +40,15 @@ export function unrecordedMiss(d: Deck, miss: TapedeckError | undefined, e: unkn
 /**
  * For a request that missed in update mode and that the upstream refused (401, 403: no key or a
  * placeholder one), the miss that says so; undefined otherwise (the answer goes on as usual).
- * Reads the refusal's body for its message.
+ * Reads the refusal's body for its message, masked as a recorded answer is: providers and
+ * gateways repeat the key they refused, and the miss goes to the client's error, a summary and
+ * tapedeck serve's log line.
  *
  * @example
- * const refused = await unrecordedByKey(deck, decision.miss, upstreamResponse)
+ * const refused = await unrecordedByKey(deck, decision.miss, upstreamResponse, request)
  * if (refused) throw refused
  */
-export async function unrecordedByKey(d: Deck, miss: TapedeckError | undefined, up: Response): Promise<TapedeckError | undefined> {
+export async function unrecordedByKey(d: Deck, miss: TapedeckError | undefined, up: Response, req: EchoSource): Promise<TapedeckError | undefined> {
   if (!miss || d.recordErrors || (up.status !== 401 && up.status !== 403)) return undefined;
   const text = await up.text().catch(() => '');
   let said = '';
@@ -56,7 +59,8 @@ export async function unrecordedByKey(d: Deck, miss: TapedeckError | undefined, 
   } catch {
     said = text;
   }
-  said = said.replace(/\s+/g, ' ').trim();
+  // Masked before it is cut short: a key cut in two would no longer look like one.
+  said = echoing(d.redactor, req).text(said.replace(/\s+/g, ' ').trim());
   if (said.length > 120) said = `${said.slice(0, 117)}...`;
   return unrecordable(d.explained(miss), `the upstream refused the API key (${up.status}${said ? `: ${said}` : ''})`);
 }
