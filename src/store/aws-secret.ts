@@ -11,7 +11,8 @@
  * searchedJsonText): the letters of a JSON escape before a run (`\nwJalr…`, `\u00a0AKIA…`) and the
  * digits of a percent-encoded separator (`%3DwJalr…`) are no part of it there. A secret's `/` and
  * `+` may be written as JSON writes a slash on request (`\/`: PHP's json_encode) or as a URL or a
- * form encodes them (`%2F`, `%2B`): such a run is the secret its characters decode to.
+ * form encodes them (`%2F`, `%2B`): such a run is the secret its characters decode to. Beside a
+ * temporary id (`ASIA…`), its session token is masked the same way (SESSION_TOKEN).
  */
 
 /** An access key id, long-term (`AKIA`) or temporary (`ASIA`): CREDENTIAL's alternative for it, searched in the same view. */
@@ -37,6 +38,17 @@ const WRITTEN_MAX = 3 * SECRET_LENGTH;
 
 /** A run of the secret's alphabet (base64 without its padding) as written: `/` also as `\/` or `%2F`, `+` as `%2B`. */
 const SECRET_RUN = /(?:[A-Za-z0-9/+]|\\\/|%2[FfBb])+/g;
+/** SECRET_RUN from a given place on (where a run the window cut goes on). */
+const RUN_ON = /(?:[A-Za-z0-9/+]|\\\/|%2[FfBb])*/y;
+
+/**
+ * A session token, the third part of temporary credentials (`ASIA…` ids), pasted with the other
+ * two (`aws_session_token = …` in a credentials file, `AWS_SESSION_TOKEN=…`, the JSON of `aws sts
+ * assume-role`): hundreds of characters of base64 whose first bytes STS writes alike
+ * (`IQoJb3JpZ2lu…` today, `FwoGZXIvYXdz…` and `AQoDYXdz…` before). By those, not by length
+ * alone: a base64 image beside the id is no token.
+ */
+const SESSION_TOKEN = /^(?:IQoJb3JpZ2lu|FwoGZXIvYXdz|AQoDYXdz)[A-Za-z0-9/+]{88}/;
 
 /** What stands for a `/` or a `+` in a run as written. */
 const WRITTEN_SLASH = /\\\/|%2[Ff]/g;
@@ -95,7 +107,8 @@ export function awsSecretsIn(s: string, view: string): AwsSecret[] {
       while (a < b && view.charCodeAt(a) === 0x20) a++;
       const text = s.slice(a, b);
       const value = text.indexOf('\\') < 0 && text.indexOf('%') < 0 ? text : text.replace(WRITTEN_SLASH, '/').replace(WRITTEN_PLUS, '+');
-      if (value.length !== SECRET_LENGTH) return;
+      // A temporary id's session token is longer than a secret, and masked as one.
+      if (value.length !== SECRET_LENGTH && (s.charCodeAt(i + 1) !== 0x53 || !SESSION_TOKEN.test(value))) return;
       const gap = b <= i ? i - b : a >= i + ID_LENGTH ? a - (i + ID_LENGTH) : -1;
       if (gap < 0 || gap > NEAR || !secretLike(value) || out.some((x) => x.index === a)) return;
       out.push({ index: a, text, value, id: i });
@@ -106,8 +119,13 @@ export function awsSecretsIn(s: string, view: string): AwsSecret[] {
     const hi = Math.min(s.length, i + ID_LENGTH + NEAR + WRITTEN_MAX + 2);
     for (const m of s.slice(lo, hi).matchAll(SECRET_RUN)) {
       const a = lo + m.index;
-      const b = a + m[0].length;
-      if ((a === lo && lo > 0) || (b === hi && hi < s.length)) continue;
+      let b = a + m[0].length;
+      if (a === lo && lo > 0) continue;
+      // A run the window's end cuts: to its own end (longer than a secret; a session token, maybe).
+      if (b === hi && hi < s.length) {
+        RUN_ON.lastIndex = hi;
+        b = hi + RUN_ON.exec(s)![0].length;
+      }
       if (b <= i || a >= i + ID_LENGTH) near(a, b);
       else {
         // The id's own run: the parts either side of it, past a separator (none: one longer word).
@@ -118,7 +136,7 @@ export function awsSecretsIn(s: string, view: string): AwsSecret[] {
       }
       // Words of a form or a query, whose `+` is a space (`q=my+id+is+AKIA…+secret+wJalr…`): each
       // word of a run joined so is tried too (a secret's own `+` is sent there as `%2B`).
-      if (m[0].indexOf('+') < 0) continue;
+      if (s.indexOf('+', a) < 0 || s.indexOf('+', a) >= b) continue;
       for (let w = a; w < b; ) {
         const plus = s.indexOf('+', w);
         const end = plus < 0 || plus > b ? b : plus;
