@@ -121,6 +121,8 @@ function listenHint(libraryHint: string | undefined): string | undefined {
 /** The command line's hint for an error, where the library's would not do; undefined keeps the library's. */
 function cliHintFor(err: TapedeckError, libraryHint: string | undefined): string | undefined {
   if (PATH_HINTS.has(err.code) && aboutRedis(err) && libraryHint) return undefined;
+  // A command's own hint naming its flag (rerecord's "give another --out") says more than "path".
+  if (err.code === 'E_TAPE_EXISTS' && libraryHint !== undefined && /--out\b/.test(libraryHint)) return undefined;
   if (err.code === 'E_LISTEN') return listenHint(libraryHint);
   // A tape that cannot be read or written for a reason of its path or disk (too long a name, a
   // link loop): that reason's fix, not "check permissions and free disk space".

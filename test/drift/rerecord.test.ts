@@ -86,7 +86,7 @@ describe('tapedeck rerecord', () => {
     // Again without --force: the new tape is not replaced.
     const again = await run(['rerecord', 'base.tape', '--upstream', up.url, '--yes', '--out', 'yes.tape']);
     expect(again.status).toBe(2);
-    expect(again.stderr).toMatch(/^tapedeck: E_TAPE_EXISTS yes\.tape exists\.\nhint: Add --force/m);
+    expect(again.stderr).toMatch(/^tapedeck: E_TAPE_EXISTS yes\.tape exists\.\nhint: Add --force to replace it, or give another --out\.$/m);
   });
 
   it('--budget: stops before the call that would pass it, and makes no call after', async () => {
