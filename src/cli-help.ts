@@ -54,9 +54,9 @@ Example:
 Check a tape file: its header, every record's frame and checksum. Torn tails and damaged
 records are reported with their byte offsets. Several tapes, or a folder (every .tape under
 it), are each checked and reported, then one line names those with problems (a tape that
-cannot be read counts). Exits 1 when a problem is found. With a Redis
-URL, the same for a namespace: records that do not read, by their Redis hash and field
-(tapedeck verify <redis-url> --help, docs/redis.md).
+cannot be read counts). Exits 1 when a problem is found. With a Redis URL, the same for a
+namespace: records that do not read, by their Redis hash and field (tapedeck verify
+<redis-url> --help, docs/redis.md).
 
 Examples:
   tapedeck verify recordings/app.tape
