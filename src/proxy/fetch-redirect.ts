@@ -98,6 +98,8 @@ export async function followRedirects(call: TapeCall, input: string | URL | Requ
     }
     if (next.origin !== new URL(sent.url).origin) for (const h of ORIGIN_HEADERS) delete headers[h];
     sent = {};
-    res = await call(next.href, { method, headers, ...(body !== undefined && body.length > 0 ? { body } : {}), ...(signal ? { signal } : {}), redirect: 'manual' }, sent);
+    // The caller's undici dispatcher carries every hop, as fetch's own redirects.
+    const dispatcher = (init as { dispatcher?: unknown } | undefined)?.dispatcher;
+    res = await call(next.href, { method, headers, ...(body !== undefined && body.length > 0 ? { body } : {}), ...(signal ? { signal } : {}), ...(dispatcher ? { dispatcher } : {}), redirect: 'manual' } as RequestInit, sent);
   }
 }

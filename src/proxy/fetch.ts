@@ -366,7 +366,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
    * Sends `dreq` to the upstream (`url`) and answers with what comes back, recorded as it goes
    * to the caller when the decision prepared it for the tape (`onStored`: see recordStream).
    */
-  async function live(d: Deck, dreq: DeckRequest, decision: Extract<Decision, { kind: 'upstream' }>, url: string, reqSignal: AbortSignal, signal: AbortSignal, onStored?: (rec: HttpRecord) => void): Promise<Response> {
+  async function live(d: Deck, dreq: DeckRequest, decision: Extract<Decision, { kind: 'upstream' }>, url: string, init: RequestInit | undefined, signal: AbortSignal, onStored?: (rec: HttpRecord) => void): Promise<Response> {
     const t0 = performance.now();
     const recordedAt = new Date();
     const p = decision.prepared;
@@ -375,8 +375,10 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
     try {
       // The caller's abort cancels the upstream call until its answer starts; after that an
       // answer being recorded is read to the end even if the caller stops reading (an SDK
-      // aborts its request on `break`), so the next replay finds it.
-      const call = link.start(url, dreq, reqSignal);
+      // aborts its request on `break`), so the next replay finds it. The caller's own signal,
+      // not its Request's copy (see run()). The caller's init goes along: an undici `dispatcher` in it (a ProxyAgent, an Agent with
+      // a CA) is how the call reaches the API, as with fetch (./upstream.ts).
+      const call = link.start(url, dreq, signal, init);
       let up: Response;
       try {
         up = await call.response;
@@ -461,7 +463,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       if ((dreq.headers[CHAOS_HEADER] !== undefined || d.chaos?.canFire === true) && !recordedBehind(dreq)) {
         // The same request again, with no fault, its answer recorded and dropped (see chaotic).
         const behind = dreq;
-        const c = await chaotic(d, dreq, signal, () => recordBehind(f, req.url, behind), (dr, dec, onStored) => live(d!, dr, dec, req.url, req.signal, signal, onStored));
+        const c = await chaotic(d, dreq, signal, () => recordBehind(f, req.url, behind), (dr, dec, onStored) => live(d!, dr, dec, req.url, init, signal, onStored));
         if (c instanceof Response) return c;
         ({ decision, dreq, mark } = c);
       } else decision = await untilAborted(d.decideShared(dreq), signal);
@@ -476,7 +478,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
         if (mark) r.headers.set('x-tapedeck-fault', mark);
         return r;
       }
-      return await live(d, dreq, decision, req.url, req.signal, signal);
+      return await live(d, dreq, decision, req.url, init, signal);
     } catch (err) {
       // An aborted request stays an AbortError (or the caller's own abort reason): SDKs treat
       // it as the caller's cancellation.

@@ -201,10 +201,11 @@ export class UpstreamLink {
 
   /**
    * Starts a call. `client` is the caller's signal: its abort cancels the call (until
-   * `call.detachClient()`), rejecting with the signal's reason.
+   * `call.detachClient()`), rejecting with the signal's reason. `init` is the caller's fetch
+   * init (createFetch's): an undici `dispatcher` in it carries the call, in place of the link's own.
    */
-  start(url: string, req: DeckRequest, client?: AbortSignal): UpstreamCall {
-    const call = new UpstreamCall(this, url, client);
+  start(url: string, req: DeckRequest, client?: AbortSignal, init?: RequestInit): UpstreamCall {
+    const call = new UpstreamCall(this, url, client, (init as { dispatcher?: Dispatcher } | undefined)?.dispatcher);
     this.calls.add(call);
     call.run(req);
     return call;
@@ -215,8 +216,12 @@ export class UpstreamLink {
     this.calls.delete(call);
   }
 
-  /** @internal The fetch and extra init for one call. */
-  async fetchFor(): Promise<{ fetch: typeof fetch; dispatcher?: Dispatcher }> {
+  /** @internal The fetch and extra init for one call; `own` is the caller's dispatcher. */
+  async fetchFor(own?: Dispatcher): Promise<{ fetch: typeof fetch; dispatcher?: Dispatcher; own?: true }> {
+    // The caller's dispatcher (a ProxyAgent, an Agent with its CA, a unix socket) is how its
+    // calls reach the API: fetch honours it, and so must a tapedeck fetch standing in for fetch,
+    // or the call goes around the proxy the user routed it through. Its connect timeout counts.
+    if (own !== undefined) return { fetch: this.fetchImpl, dispatcher: own, own: true };
     // Only Node's own fetch gets the agent: another fetch (a wrapper, undici from npm, a test
     // double) may not understand this undici's dispatcher. Without one (a global dispatcher the
     // user installed), the connect timeout is that dispatcher's; the idle timer still runs.
@@ -273,6 +278,7 @@ export class UpstreamCall {
     private readonly link: UpstreamLink,
     readonly url: string,
     private readonly client?: AbortSignal,
+    private readonly via?: Dispatcher,
   ) {
     if (client) {
       this.onClient = () => this.abort('client');
@@ -374,8 +380,8 @@ export class UpstreamCall {
     let up: Response;
     let connectLimit: number | undefined;
     try {
-      const { fetch: f, dispatcher } = await this.link.fetchFor();
-      if (dispatcher) connectLimit = this.link.connectTimeoutMs;
+      const { fetch: f, dispatcher, own } = await this.link.fetchFor(this.via);
+      if (dispatcher && !own) connectLimit = this.link.connectTimeoutMs;
       if (this.stopped) throw STOP;
       up = await f(this.url, {
         method,
