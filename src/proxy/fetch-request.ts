@@ -15,14 +15,8 @@ import { errorAnswer, statusTextOf } from './http-errors.ts';
 /** A URL's userinfo (`user:password@`, `token@`) after its scheme. */
 const USERINFO = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i;
 
-/**
- * Whether a URL has userinfo, which fetch refuses.
- *
- * @example
- * hasUserinfo('https://me:pw@gw.example/v1') // true
- * hasUserinfo('https://gw.example/v1?at=me@x') // false
- */
-export function hasUserinfo(url: string): boolean {
+/** Whether a URL has userinfo, which fetch refuses. */
+function hasUserinfo(url: string): boolean {
   return USERINFO.test(url);
 }
 

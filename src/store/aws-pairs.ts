@@ -45,14 +45,8 @@ export function pairedSecretsIn(doc: unknown): PairedSecret[] {
   return s.indexOf('AKIA') < 0 && s.indexOf('ASIA') < 0 ? [] : pairedIn(s);
 }
 
-/**
- * `s` with each of the secrets replaced by `mask` of it wherever it stands alone (not inside a
- * longer run of its alphabet); the same string when it holds none.
- *
- * @example
- * maskPaired('secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', paired, mask) // 'secret [REDACTED:…]'
- */
-export function maskPaired(s: string, paired: readonly PairedSecret[], mask: (v: string) => string): string {
+/** `s` with each of the secrets replaced by `mask` of it wherever it stands alone (not inside a longer run of its alphabet); the same string when it holds none. */
+function maskPaired(s: string, paired: readonly PairedSecret[], mask: (v: string) => string): string {
   for (const p of paired) {
     for (let i = s.indexOf(p.text); i >= 0; i = s.indexOf(p.text, i + 1)) {
       const end = i + p.text.length;
