@@ -15,6 +15,7 @@ import { TapedeckError } from '../errors.ts';
 // non-JSON bodies with this file too (llm-tapedeck/browser).
 import { latin1Bytes, latin1Text, type Redactor } from './redact.ts';
 import { grantCode } from './secret-words.ts';
+import { storedText } from './stored-text.ts';
 
 // Looked up, not imported: the replay engine also runs in browsers (llm-tapedeck/browser), where
 // a compressed request body cannot be decoded and is answered as undecodable (400).
@@ -221,7 +222,7 @@ export function jsonDocument(body: Uint8Array): { value: unknown } | undefined {
 export interface NormalizedBody {
   /** Bytes that take part in the request key: normalized and redacted. */
   bytes: Uint8Array;
-  /** The body as stored in the record: text for textual types, bytes for the rest. */
+  /** The body as stored in the record: text for textual types (when UTF-8), bytes for the rest. */
   stored: string | Uint8Array;
 }
 
@@ -264,11 +265,11 @@ export function normalizeBody(headers: Headers, body: Uint8Array, r: Redactor): 
     const json = r.keepSecrets ? undefined : jsonDocument(body);
     if (json !== undefined) {
       const bytes = r.bytes(body, 'application/json', { parsed: json });
-      return { bytes, stored: new TextDecoder().decode(bytes) };
+      return { bytes, stored: storedText(bytes) };
     }
     const masked = r.keepSecrets ? text : redactForm(text, r);
     const bytes = latin1Bytes(masked);
-    return { bytes, stored: new TextDecoder().decode(bytes) };
+    return { bytes, stored: storedText(bytes) };
   }
   // A form sent without its content type (nock keeps none; a client may label it text/plain)
   // still names its secret fields: they are masked as a form's are.
@@ -276,5 +277,5 @@ export function normalizeBody(headers: Headers, body: Uint8Array, r: Redactor): 
   const file = uploadedFileSecrets(text, r, headers);
   const masked = r.text(!r.keepSecrets && FORM_START.test(file) ? redactForm(file, r) : file);
   const bytes = masked === text ? body : latin1Bytes(masked);
-  return { bytes, stored: isTextual(ct) ? new TextDecoder().decode(bytes) : new Uint8Array(bytes) };
+  return { bytes, stored: isTextual(ct) ? storedText(bytes) : new Uint8Array(bytes) };
 }
