@@ -224,9 +224,11 @@ export function searchedJsonText(s: string, from: number): string {
 export function replaceCredentials(s: string, view: string, fn: (found: string) => string): string {
   // Called only for a text that holds a credential: an AWS access key id's secret beside it
   // (./aws-secret.ts) is looked for here, so a text with none pays nothing for it.
-  const secrets = awsSecretsIn(s, view);
-  if (!idSeen && (secrets.length > 0 || s.indexOf('AKIA') >= 0 || s.indexOf('ASIA') >= 0)) idSeen = true;
-  if (secrets.length > 0) return replaceWithSecrets(s, view, fn, secrets);
+  if (s.indexOf('AKIA') >= 0 || s.indexOf('ASIA') >= 0) {
+    idSeen = true;
+    const secrets = awsSecretsIn(s, view);
+    if (secrets.length > 0) return replaceWithSecrets(s, view, fn, secrets);
+  }
   if (view === s) return s.replace(CREDENTIAL, fn);
   let out = '';
   let at = 0;
