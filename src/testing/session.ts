@@ -359,6 +359,14 @@ function openTape(opts: TestTapeOptions): TestTape {
   // their end, counted with the errors above then (before the report is written).
   const endings = new Set<Promise<void>>();
   let inner: TapedeckFetch | undefined;
+  // Whether the tape file was absent when the fetch first opened it, and what the fetch recorded
+  // since: an update (or record) run makes the file when it opens it, so a miss there must not
+  // take the file's existence for recordings (a renamed test offline was told to record with a
+  // key, not that its old tape holds the request).
+  let absentAtOpen = false;
+  let recordedHere = 0;
+  /** Whether the tape holds nothing of this test's run yet: no file, or only the one this run made, empty. */
+  const tapeAbsent = (): boolean => !existsSync(opts.tape) || (absentAtOpen && recordedHere === 0);
   let cache: Promise<ReplayCache> | undefined;
   let cacheAdded = 0;
   /** Recordings the cache served: its own line of the run summary counts them replayed. */
@@ -424,6 +432,7 @@ function openTape(opts: TestTapeOptions): TestTape {
   const { summary: _sum, chaos: _ch, pruneUnused: _pu, ...proxyOpts } = fetchOpts;
   const open = (): TapedeckFetch => {
     if (shut) throw new TapedeckError('E_PROXY_CLOSED', `The test tape ${rel} is closed.`, { hint: 'Use the tape only inside the test that opened it.' });
+    if (inner === undefined && !store) absentAtOpen = !existsSync(opts.tape);
     // Misses name this test's record command, not createFetch's mode option.
     inner ??= createFetchFor({
       ...fetchOpts,
@@ -459,7 +468,7 @@ function openTape(opts: TestTapeOptions): TestTape {
   /** Notes a miss for the run report and the failure at close: its route and what differs. */
   function noteMiss(details: MissDetails, route: string, cache?: { label: string; file?: string }, moved?: MovedRecordings, note?: string, same?: SameRequestTape, others?: { stopped: boolean }): { never: boolean; diagnosis: string } {
     // Before the first recording there is no tape at all: say so rather than "no recordings".
-    const never = cache ? cache.file !== undefined && !existsSync(cache.file) : store ? storeMissing : !existsSync(opts.tape);
+    const never = cache ? cache.file !== undefined && !existsSync(cache.file) : store ? storeMissing : tapeAbsent();
     const diagnosis = never
       ? store
         ? 'the namespace has no recordings yet (this test was never recorded)'
@@ -610,14 +619,14 @@ function openTape(opts: TestTapeOptions): TestTape {
       // No tape at all for a test with a name: its test file may have moved from where its
       // recordings are (./moved-tapes.ts). Looked for only then: a miss on a tape that exists is
       // a request that changed.
-      const moved = !store && owner !== undefined && opts.file && !existsSync(opts.tape) ? await movedRecordings(opts.tape, owner, root).catch(() => undefined) : undefined;
+      const moved = !store && owner !== undefined && opts.file && tapeAbsent() ? await movedRecordings(opts.tape, owner, root).catch(() => undefined) : undefined;
       // Else a tape of another name or place holding this very request (a test renamed, or
       // moved to another file that stays): named, rather than "never recorded".
       const key = missOf(res)?.error.details.key;
-      const same = !moved && !store && typeof key === 'string' && !existsSync(opts.tape) ? await tapeWithRequest(opts.tape, key, root).catch(() => undefined) : undefined;
+      const same = !moved && !store && typeof key === 'string' && tapeAbsent() ? await tapeWithRequest(opts.tape, key, root).catch(() => undefined) : undefined;
       // A tape the file's tests share on which this test has no recording (a recording run
       // stopped before it): the closest recording is another test's, not this one's changed.
-      const others = !moved && !same && !store && owner !== undefined && existsSync(opts.tape) ? await othersRecordingsOnly(opts.tape, owner, root).catch(() => undefined) : undefined;
+      const others = !moved && !same && !store && owner !== undefined && !tapeAbsent() ? await othersRecordingsOnly(opts.tape, owner, root).catch(() => undefined) : undefined;
       return missResponse(res, moved, mcps.length > 0 ? await splitSaltsNote() : undefined, same, others);
     }
     // An error answer of the tape or its store (damaged, unreachable), not of the upstream.
@@ -630,6 +639,7 @@ function openTape(opts: TestTapeOptions): TestTape {
     if ((how === null || how === 'passthrough') && res.status >= 400 && mode !== 'passthrough' && !res.headers.has('x-tapedeck-fault')) errorsNotRecorded++;
     // A stream that carried the API's error event after a 200 is such an error answer too.
     else if (how === 'recording' || how === 'recorded') {
+      recordedHere++;
       const ending = endedWithErrorEvent(res).then((e) => {
         if (e) errorsNotRecorded++;
         endings.delete(ending);
