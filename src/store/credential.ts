@@ -32,10 +32,16 @@ import { CREDENTIAL as PAGE_CREDENTIAL } from './credential-pattern.ts';
 export const CREDENTIAL = new RegExp(
   PAGE_CREDENTIAL.source.replace(
     '\\b(?:sk-',
-    '\\b(?:bot\\d{6,12}:[A-Za-z0-9_-]{34,36}(?![A-Za-z0-9_-])|A[A-Za-z0-9_-]{33,35}(?![A-Za-z0-9_-])(?<=(?<![\\w:])\\d{6,12}:A[A-Za-z0-9_-]{33,35})|(?:Account|SharedAccess)Key=[A-Za-z0-9+/]{40,}={0,2}(?![A-Za-z0-9+/=])|sk-',
+    '\\b(?:bot\\d{6,12}:[A-Za-z0-9_-]{34,36}(?![A-Za-z0-9_-])|A[A-Za-z0-9_-]{33,35}(?![A-Za-z0-9_-])(?<=(?<![\\w:])\\d{6,12}:A[A-Za-z0-9_-]{33,35})|(?:Account|SharedAccess)Key=[A-Za-z0-9+/]{40,}={0,2}(?![A-Za-z0-9+/=])|GOCSPX-[A-Za-z0-9_-]{28}(?![A-Za-z0-9_-])|sk-',
   ),
   'g',
 );
+
+/*
+ * A Google OAuth client secret (`GOCSPX-` and 28 characters: a client's `client_secret.json`, the
+ * Cloud console's copy button) is CREDENTIAL's alternative after the connection string key's, Node
+ * only as well: under its member name it was masked, pasted into a prompt it was stored as typed.
+ */
 
 /**
  * The key of an Azure connection string (`DefaultEndpointsProtocol=https;AccountName=…;AccountKey=…`
