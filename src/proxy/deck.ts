@@ -468,7 +468,8 @@ export class Deck {
   private recordingCount = 0;
   private readonly repeatLast: boolean;
   /** Who serves through this deck (createFetch, the proxy, ...): misses name its options only. */
-  private readonly entry: MissEntry;
+  /** Whose API its misses name the fixes of (createFetch, the proxy, a test). */
+  readonly entry: MissEntry;
   /** Finds a request's recording host by host (./host-match.ts; a page's by its route alone). */
   private readonly hosts: HostLookup;
   /** Keys, builds and appends the records of this run (./deck-record.ts; a page records nothing). */
@@ -495,7 +496,7 @@ export class Deck {
     this.counters = emptyStats(mode, opts.tape);
     this.chaosNow = openChaos(opts.chaos, mode, this.warn);
     this.sessionChaosNow = openSessionChaos(opts.chaos, mode, this.warn, this.chaosNow);
-    this.hosts = openHostMatch((req, route, name) => this.find(req, route, name), this.routes, col, opts, entry);
+    this.hosts = openHostMatch((req, route, name) => this.find(req, route, name), this.routes, col, opts, this);
     this.recorder = openRecorder({
       opts,
       norm: this.norm,

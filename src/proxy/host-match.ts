@@ -18,6 +18,7 @@ import type { RecordCollection } from '../store/collection.ts';
 import { filedName, originInName, originKey } from '../store/origins.ts';
 import { httpRecordKey, type MatchKind } from '../store/records.ts';
 import type { Decision, DeckRequest } from './deck.ts';
+import { pastError, type PastErrorDeck } from './past-error.ts';
 
 /** How hosts take part in matching: `'origin'` (default) compares them, `'any'` lets any host's recording answer, its own first. */
 export type HostMatchMode = 'origin' | 'any';
@@ -242,11 +243,15 @@ export class HostMatch implements HostLookup {
 
 /**
  * How a deck finds a request's recording: a HostMatch over its names and collection, with its
- * options' hostMatch and tape (a page's deck compares no hosts: host-match.browser.ts).
+ * options' hostMatch and tape (a page's deck compares no hosts: host-match.browser.ts), the
+ * deck's entry for its misses, and in update mode with recordErrors ./past-error.ts.
  *
  * @example
- * this.hosts = openHostMatch((req, route, name) => this.find(req, route, name), this.routes, col, opts, entry)
+ * this.hosts = openHostMatch((req, route, name) => this.find(req, route, name), this.routes, col, opts, this)
  */
-export function openHostMatch(findIn: FindIn, routes: ReadonlyMap<string, unknown>, col: HostCollection | undefined, opts: { hostMatch?: HostMatchMode; tape?: string }, entry: MissEntry): HostLookup {
-  return new HostMatch(findIn, routes, col, opts.hostMatch ?? 'origin', entry, opts.tape);
+export function openHostMatch(findIn: FindIn, routes: ReadonlyMap<string, unknown>, col: HostCollection | undefined, opts: { hostMatch?: HostMatchMode; tape?: string }, deck: PastErrorDeck & { readonly entry: MissEntry }): HostLookup {
+  const hosts = new HostMatch(findIn, routes, col, opts.hostMatch ?? 'origin', deck.entry, opts.tape);
+  // Update mode with recordErrors: a retry past a recorded error goes to the API (./past-error.ts).
+  // Decided once: the deck's mode and options do not change, and replay's lookups stay as they were.
+  return deck.mode === 'update' && deck.recordErrors ? { find: (req, route) => pastError(deck, () => hosts.find(req, route)) } : hosts;
 }
