@@ -40,6 +40,7 @@ import { recordBehindUpstream } from './record-behind.ts';
 import { CHAOS_HEADER, abandonedBy, damagedAnswer, faultHeader, faultSent, liveDamage, needsRecordBehind, planChaos, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer, type DamagePlan, type HttpChaos, type LiveDamagePlan } from './chaos.ts';
 import type { RecordTurn } from './record-turns.ts';
 import { isBytes } from '../bytes.ts';
+import { pageAccess } from './page-origin.ts';
 
 /**
  * A replay store for `POST /v1/replay` (a ReplayStore or DurableReplayStore). With
@@ -565,7 +566,9 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
     // An answer to HEAD has no body: what went wrong goes in a header, or the client (a
     // `requests.head` in a test) sees a bare 400 and the reason is only in the proxy's log.
     if (req.method === 'HEAD') headers['x-tapedeck-message'] = sanitize(e.code === 'E_MISS' ? missLine(e) : e.message);
-    res.writeHead(status, headers);
+    // A page of this machine reads the miss, not a failed fetch (./page-origin.ts).
+    const page = req.headers.origin === undefined ? undefined : pageAccess(req.headers.origin);
+    res.writeHead(status, page ? { ...headers, ...page } : headers);
     res.end(body);
   }
 
