@@ -22,6 +22,7 @@ import { refuseForeign, refuseForeignUpgrade } from './server-origin.ts';
 import { checkPair, type TlsMaterial } from './tls.ts';
 import { ForwardRefusal, isAbsoluteForm } from './server-forward.ts';
 import { asksWebSocket, declineUpgrade } from './server-upgrade.ts';
+import { clientErrorAnswer } from './client-error.ts';
 
 // RFC 9113 section 3.4: a client with prior knowledge opens with these 24 bytes. No HTTP/1.x
 // request starts with them ("PRI" is no method anyone sends).
@@ -266,6 +267,8 @@ export async function startProxy(opts: ServeOptions): Promise<ProxyServer> {
     else if (!foreign(req, res)) handler(req, res);
   };
   const server: Server = opts.tls ? createHttpsServer({ ...serverOpts, cert: opts.tls.cert, key: opts.tls.key }, front) : createServer(serverOpts, front);
+  // Headers over node:http's limit are said (./client-error.ts), not a bare 431.
+  server.on('clientError', clientErrorAnswer((m) => (opts.onWarning ? opts.onWarning(m) : process.stderr.write(`tapedeck: ${m}\n`))));
   // Sockets node:http handed over (CONNECT, upgrades): its close() waits for them, but
   // closeAllConnections() does not end them, so a client that held one open after its refusal
   // (a 404 for a WebSocket to no realtime route, a CONNECT) kept close() waiting for it.
