@@ -40,7 +40,7 @@ import { recordBehindUpstream } from './record-behind.ts';
 import { CHAOS_HEADER, abandonedBy, damagedAnswer, faultHeader, faultSent, liveDamage, needsRecordBehind, planChaos, statusFaultHeaders, withoutChaosHeader, type DamagedAnswer, type DamagePlan, type HttpChaos, type LiveDamagePlan } from './chaos.ts';
 import type { RecordTurn } from './record-turns.ts';
 import { isBytes } from '../bytes.ts';
-import { pageAccess } from './page-origin.ts';
+import { pageAccess, preflightAllowed } from './page-origin.ts';
 
 /**
  * A replay store for `POST /v1/replay` (a ReplayStore or DurableReplayStore). With
@@ -543,6 +543,14 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
 
   function sendError(req: IncomingMessage, res: ServerResponse, err: unknown): void {
     const e = asTapedeckError(err);
+    // A page of this machine may replay a tape recorded without it, from Node: its browser's
+    // preflight was never recorded, and missed it stopped every call (./page-origin.ts).
+    const page = req.headers.origin === undefined ? undefined : pageAccess(req.headers.origin);
+    if (page && e.code === 'E_MISS' && req.method === 'OPTIONS' && !res.headersSent && typeof req.headers['access-control-request-method'] === 'string') {
+      res.writeHead(204, { ...page, ...preflightAllowed(req.headers) });
+      res.end();
+      return;
+    }
     if (e.code === 'E_MISS') {
       deck?.count('miss');
       // The path as its route is stored: a key in it (a gateway's `/v1/<key>/…`, `;key=`) is
@@ -567,7 +575,6 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
     // `requests.head` in a test) sees a bare 400 and the reason is only in the proxy's log.
     if (req.method === 'HEAD') headers['x-tapedeck-message'] = sanitize(e.code === 'E_MISS' ? missLine(e) : e.message);
     // A page of this machine reads the miss, not a failed fetch (./page-origin.ts).
-    const page = req.headers.origin === undefined ? undefined : pageAccess(req.headers.origin);
     res.writeHead(status, page ? { ...headers, ...page } : headers);
     res.end(body);
   }
@@ -885,6 +892,8 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
     const paced = rec.response.cut === true || (d.timing !== 'none' && rec.response.chunks !== undefined && rec.response.chunks.length > 1);
     const p = replayParts(rec);
     let headers = replayHeaders(p, rec, decision.matchedBy, !paced);
+    // Recorded from Node, with no CORS headers: readable by a page of this machine (./page-origin.ts).
+    if (req.headers.origin !== undefined && headers['access-control-allow-origin'] === undefined) headers = { ...headers, ...pageAccess(req.headers.origin) };
     if (decision.warnings.length > 0) headers = { ...headers, 'x-tapedeck-warning': sanitize(decision.warnings.join(' ')) };
     // Upload URLs in the answer's headers, on the upstream: sent on the proxy (./answer-urls.ts).
     if (dreq.url.includes('/upload/')) headers = pointHeaderUrls(headers, dreq.url, proxyBase(req), upstream);

@@ -21,10 +21,11 @@ let pageUrl: string;
 let browser: Browser | undefined;
 
 beforeAll(async () => {
-  // The API as OpenAI answers a browser: preflights and answers with access-control headers.
+  // The API as it answers a browser: preflights and answers with access-control headers.
   api = await listenLoopback(
     createServer((req, res) => {
-      const cors = { 'access-control-allow-origin': '*', 'access-control-allow-headers': 'authorization, content-type', 'access-control-allow-methods': 'POST, OPTIONS' };
+      // CORS headers for a browser's request only (one with an Origin), as many servers send them.
+      const cors = req.headers.origin === undefined ? {} : { 'access-control-allow-origin': '*', 'access-control-allow-headers': 'authorization, content-type', 'access-control-allow-methods': 'POST, OPTIONS' };
       if (req.method === 'OPTIONS') {
         res.writeHead(204, cors).end();
         return;
@@ -78,6 +79,26 @@ describe.skipIf(skip !== undefined)('a page on this machine calling tapedeck ser
       const miss = await fromPage(replay.url, 'Hi there');
       expect(miss).toMatch(/^400 E_MISS /);
       expect(miss).toContain('tapedeck miss: message 0 (user) text differs from the closest recording');
+    } finally {
+      await replay.close();
+    }
+  });
+
+  it('replays to the page a tape recorded from Node (no preflight, no CORS headers recorded)', async () => {
+    const tape = join(suite.dir, 'node.tape');
+    // Recorded by a Node client through the proxy: it sends no Origin, so no preflight is recorded.
+    const rec = await startProxy({ tape, mode: 'record', upstream: api.url, port: 0 });
+    const live = await fetch(`${rec.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-test' }, body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'From Node' }] }) });
+    expect(live.status).toBe(200);
+    await rec.close();
+    const replay = await startProxy({ tape, port: 0, onMiss: () => {} });
+    try {
+      expect(await fromPage(replay.url, 'From Node')).toContain('hello page');
+      const miss = await fromPage(replay.url, 'From the page');
+      expect(miss).toMatch(/^400 E_MISS /);
+      expect(miss).toContain('tapedeck miss: message 0 (user) text differs');
+      // A preflight answered by the proxy is no miss.
+      expect(replay.handler.stats().misses).toBe(1);
     } finally {
       await replay.close();
     }
