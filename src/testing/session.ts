@@ -44,6 +44,7 @@ import { forTestOutput } from './test-output.ts';
 import { failIfStuckOnFakeTimers, fakeMicrotasksError, microtasksFaked, nextTurn, realNow, realTimer } from './real-timers.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from '../proxy/timeouts.ts';
 import { testNamespace } from './names.ts';
+import { testSeed } from './test-seed.ts';
 import { shareSalt, tapeFileSalt, type SaltSource } from '../store/salt-group.ts';
 import { testFileIdentity, testIdentity } from './test-identity.ts';
 import { keptClientError, openedTest, runningOtherThan, type OpenTest } from './open-tests.ts';
@@ -819,7 +820,8 @@ function openTape(opts: TestTapeOptions): TestTape {
       // A test that asks for faults wants them in the mode it runs in (update locally, replay
       // in CI): its retry goes on to the tape or, in update mode, to the API and is recorded.
       if (c !== undefined) checkChaos(c, 'proxy');
-      chaosNow = c === undefined ? undefined : { live: true, ...c };
+      // Without a seed, one of the test's own: each run of it gets the same faults.
+      chaosNow = c === undefined ? undefined : { live: true, ...c, seed: c.seed ?? testSeed(owner ?? rel) };
       // fetch answers HTTP only: it takes the HTTP faults (a realtime `close` is the proxies').
       const http = chaosNow && familyOptions(chaosNow, 'http');
       // In record mode the tape opens only after this test's recordings of a moved file were
