@@ -420,14 +420,15 @@ export function recordedBehind(req: DeckRequest): boolean {
  * Whether a plan's fault stands in for a call whose replay would find no recording for the fault
  * to stand in for, and miss, so the call's real answer is to be recorded behind the fault: in
  * update mode, a call the tape has no recording of; in record mode, every call (the run replaces
- * what the tape had, and the recording waits for the call's retry: ./held-for-retry.ts). Not
- * for a fault a request forced (`forced`: its header).
+ * what the tape had, and the recording waits for the call's retry: ./held-for-retry.ts). A
+ * fault a request forced with its header too: a fallback test's primary client sends it on
+ * every run, and its replay misses without the recording.
  *
  * @example
- * if (needsRecordBehind(plan, deck, forced, req)) await recordBehind(f, url, req)
+ * if (needsRecordBehind(plan, deck, req)) await recordBehind(f, url, req)
  */
-export function needsRecordBehind(plan: ChaosPlan, d: Deck, forced: string | undefined, req: DeckRequest): boolean {
-  if (!(plan.kind === 'status' || plan.kind === 'reset' || plan.kind === 'timeout') || forced !== undefined) return false;
+export function needsRecordBehind(plan: ChaosPlan, d: Deck, req: DeckRequest): boolean {
+  if (!(plan.kind === 'status' || plan.kind === 'reset' || plan.kind === 'timeout')) return false;
   // Record mode: not when a recording made behind an earlier fault of the call is still held
   // for its retry (this is that retry, faulted again: `attempts` > 1).
   return (d.mode === 'record' && !d.holdsForRetry(req)) || (d.mode === 'update' && !holds(d, req));

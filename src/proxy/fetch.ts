@@ -316,7 +316,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
     // finds none for the fault to stand in for and misses, so the real answer is recorded behind
     // the fault, unseen by the caller: what the update run records is what its replay needs. The
     // fault is answered once it is stored, so the call's retry finds it, as its replay will.
-    if (needsRecordBehind(plan, d, value, sent)) await recordBehind();
+    if (needsRecordBehind(plan, d, sent)) await recordBehind();
     try {
       if (plan.latencyMs > 0) {
         // The caller's abort (its own timeout) ends the wait, as it would a slow API's; its

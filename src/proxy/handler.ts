@@ -988,7 +988,7 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
     // Update mode: a fault standing in for a call the tape has no recording of has the call's
     // real answer recorded behind it, for its retry and its replay (./record-behind.ts); the
     // fault goes out once it is stored.
-    if (needsRecordBehind(plan, d, value, dreq)) {
+    if (needsRecordBehind(plan, d, dreq)) {
       await recordBehindUpstream(d, dreq, (r) => {
         const { url, sent } = upstreamRequest(req, r);
         return link.start(url, sent).response;
