@@ -191,6 +191,21 @@ const salt = randomBytes(16).toString('hex');
 const r = redactor({ salt });
 const routeOf = (name: string, v: string) => r.url(`/v1/things?${name}=${encodeURIComponent(v)}&page=1`);
 
+describe('a lookup value that opens like a key format', () => {
+  it("sk-… slugs are two requests (keyed), as any words are; a real sk- key stays the plain mask", () => {
+    // The sk- format takes any 20 of [A-Za-z0-9_-] after it: a slug of words matched it, and two
+    // such lookups became one request (the property below drew 'sk-aaaaaa-1000-aa-10000').
+    const [q1, q2] = [routeOf('key', 'sk-sales-2026-q1-report'), routeOf('key', 'sk-sales-2026-q2-report')];
+    expect(q1).toMatch(/\?key=%5BREDACTED%3A[0-9a-f]{16}%5D&page=1$/);
+    expect(q1).not.toBe(q2);
+    expect(routeOf('key', 'sk-aaaaaa-1000-aa-10000')).toMatch(/%5BREDACTED%3A[0-9a-f]{16}%5D/);
+    // Keys as OpenAI, Anthropic and OpenRouter issue them: the one plain mask.
+    for (const k of ['sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7c', 'sk-ant-api03-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa', `sk-or-v1-${'0123456789abcdef'.repeat(4)}`]) {
+      expect(routeOf('key', k)).toBe('/v1/things?key=%5BREDACTED%5D&page=1');
+    }
+  });
+});
+
 describe('property: what a secret-named query parameter is masked as', () => {
   it('two different lookup values are two routes, neither in clear', () => {
     fc.assert(
