@@ -17,7 +17,7 @@ export function refuseChaos(mode: TapeMode, live: boolean | undefined, how: stri
   if (mode === 'replay' || live === true) return;
   throw new TapedeckError('E_CHAOS_MODE', `Chaos (${how}) is refused in ${mode} mode: injected faults would stand in front of the live API, and a test could take one for the API's answer.`, {
     mode,
-    hint: 'Use chaos in replay mode, or say you want faults in front of the live API too with --chaos-live (option chaos: { live: true }). Faults are never recorded.',
+    hint: 'Use chaos in replay mode, or say you want faults in front of the live API too with --chaos-live (option chaos: { live: true }; in a test, call tape.chaos({}) first). Faults are never recorded.',
   });
 }
 

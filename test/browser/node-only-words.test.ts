@@ -30,7 +30,7 @@ const NODE_WORDS = [
   "Use 'fail' (the default: 503 E_RECORD_FAILED",
   "Use 'bytes' (the default) or 'route'.",
   'tapedeck serve --tape FILE',
-  'with --chaos-live (option chaos: { live: true })',
+  'with --chaos-live (option chaos: { live: true }',
   'ReplayCache keys whole messages',
   'unused recording(s) from',
   'could not prune unused realtime sessions',
