@@ -400,8 +400,11 @@ function writeUpstreamHead(req: IncomingMessage, res: ServerResponse, up: Respon
 function dropConnection(req: IncomingMessage, res: ServerResponse, flush: boolean): void {
   if (req.httpVersionMajor === 2) {
     const stream = (res as unknown as { stream?: { close(code: number): void } }).stream;
-    // NGHTTP2_INTERNAL_ERROR: what a server that failed mid-answer sends.
-    if (stream) return stream.close(2);
+    // Mid-answer (flush, a cut): NGHTTP2_INTERNAL_ERROR, what a server that failed mid-answer
+    // sends. Before the status line (a reset): NGHTTP2_CANCEL, which an HTTP/2 client takes as
+    // it takes a dropped connection (the AWS SDK retries both, not INTERNAL_ERROR), while the
+    // other calls on the connection go on.
+    if (stream) return stream.close(flush ? 2 : 8);
   }
   if (flush) res.socket?.end();
   else res.destroy();
