@@ -136,7 +136,7 @@ function rateOf(text: string | undefined, spec: string, item: string, family: Fa
 
 function countOf(text: string, spec: string, item: string, family: FaultFamily, what: string): number {
   const n = Number(text);
-  if (text.trim() === '' || !Number.isInteger(n) || n < 0 || n > 2_147_483_647) throw specError(spec, item, `${what} ${JSON.stringify(text)} is not a whole number`, family);
+  if (text.trim() === '' || !Number.isInteger(n) || n < 0 || n > 2_147_483_647) throw specError(spec, item, `${what} ${JSON.stringify(text)} is not a whole number from 0 to 2147483647`, family);
   return n;
 }
 
