@@ -71,6 +71,8 @@ import { brand } from './error-brand.ts';
  *   mode where nothing can be recorded (a tape loaded in a page).
  * - `E_FORWARD_PROXY`: `tapedeck serve` sent a request as to a forward proxy (CONNECT, or an
  *   absolute URL from HTTP_PROXY / HTTPS_PROXY): point the client's base URL at it instead.
+ * - `E_HEADERS_TOO_LARGE`: `tapedeck serve` refused a request whose headers passed Node's limit
+ *   (HTTP 431); raise it with NODE_OPTIONS=--max-http-header-size=N, or send fewer cookies.
  * - `E_PROXY_BODY`: a body parser mounted before createHandler already read the request body,
  *   which cannot be turned back into the bytes the client sent.
  * - `E_PROXY_PATH`: a request path whose `..` segments climb above its root (HTTP 400); nothing
@@ -159,6 +161,7 @@ export type TapedeckErrorCode =
   | 'E_FILE'
   | 'E_FOREIGN_ORIGIN'
   | 'E_FORWARD_PROXY'
+  | 'E_HEADERS_TOO_LARGE'
   | 'E_GIT'
   | 'E_IMPORT_ENTRY'
   | 'E_IMPORT_FORMAT'
