@@ -23,7 +23,11 @@ export function notATape(buf: Uint8Array, file: string): TapedeckError | undefin
   // A UTF-8 byte order mark, then white space, may stand before JSON text.
   if (buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) i = 3;
   while (i < buf.length && (buf[i] === 0x20 || buf[i] === 0x0a || buf[i] === 0x0d || buf[i] === 0x09)) i++;
-  if (buf[i] === 0x7b || buf[i] === 0x5b) {
+  // Text, as far as the first 512 bytes tell: a control byte other than white space is in no JSON
+  // text and in almost any 512 random bytes (a damaged tape's first byte may be `{` too).
+  let text = true;
+  for (let k = i; k < Math.min(buf.length, i + 512) && text; k++) text = buf[k]! >= 0x20 || buf[k] === 0x0a || buf[k] === 0x0d || buf[k] === 0x09;
+  if (text && (buf[i] === 0x7b || buf[i] === 0x5b)) {
     return new TapedeckError('E_TAPE_CORRUPT', `${file} is JSON text, not a tape.`, {
       file,
       offset: i,

@@ -25,3 +25,22 @@ it.each(['replay', 'record'] as const)('in %s mode the hint says to move the fil
     await f.close().catch(() => {});
   }
 });
+
+it("random bytes that open with '{' or '[' are no readable tape, not JSON text (one file in 128 did, and the hint said to import it)", async () => {
+  for (const first of [0x7b, 0x5b]) {
+    const tape = join(dir, `garbage-${first}.tape`);
+    const bytes = randomBytes(3000);
+    bytes[0] = first;
+    bytes[1] = 0x01; // a control byte no JSON text holds, as random bytes almost always have
+    writeFileSync(tape, bytes);
+    const f = createFetch({ tape, mode: 'replay', onWarning: () => {} });
+    try {
+      const r = await f('https://api.openai.com/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"model":"m","messages":[]}' });
+      const text = await r.text();
+      expect(text).toContain('is not a readable tape');
+      expect(text).not.toContain('JSON text');
+    } finally {
+      await f.close().catch(() => {});
+    }
+  }
+});
