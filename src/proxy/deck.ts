@@ -1569,9 +1569,17 @@ export class Deck {
   stats(): DeckStats {
     const faults = { ...this.pastFaults };
     for (const c of [this.chaosNow, this.sessionChaosNow]) for (const [f, n] of Object.entries(c?.counts() ?? {})) faults[f] = (faults[f] ?? 0) + n;
-    const repeats = this.repeatsServed + (this.col?.repeatsServed ?? 0);
+    const repeats = this.repeats;
     const repeatsOfMade = this.repeatsOfMade + (this.col?.repeatsOfMade ?? 0);
     return { ...this.counters, byMatch: { ...this.counters.byMatch }, ...(Object.keys(faults).length > 0 ? { faults } : {}), ...(repeats > 0 ? { repeats } : {}), ...(repeatsOfMade > 0 ? { repeatsOfMade } : {}), ...keptOf(this.mode, this.col), ...this.closeCounts };
+  }
+
+  /**
+   * Calls answered past their request's recordings so far (DeckStats.repeats), read without
+   * making the stats: ./past-error.ts reads it around each lookup.
+   */
+  get repeats(): number {
+    return this.repeatsServed + (this.col?.repeatsServed ?? 0);
   }
 
   /** A call answered past its request's recordings, by `rec`: one this run made or one it found. */

@@ -9,7 +9,7 @@ import type { Found } from './host-match.ts';
 import type { Deck } from './deck.ts';
 
 /** What pastError reads of the deck: its mode, its recordErrors, and how many calls it answered past their recordings. */
-export type PastErrorDeck = Pick<Deck, 'mode' | 'recordErrors' | 'stats'>;
+export type PastErrorDeck = Pick<Deck, 'mode' | 'recordErrors' | 'repeats'>;
 
 /** Statuses a client retries: timeouts, conflicts, rate limits and server errors. */
 const retried = (status: number): boolean => status === 408 || status === 409 || status === 429 || status >= 500;
@@ -23,10 +23,10 @@ const retried = (status: number): boolean => status === 408 || status === 409 ||
  * const found = pastError(deck, () => hosts.find(req, route))
  */
 export function pastError(d: PastErrorDeck, look: () => Found): Found {
-  const before = d.stats().repeats ?? 0;
+  const before = d.repeats;
   const found = look();
   // Answered past its recordings: the repeat counters moved (each lookup path counts its own).
-  if (found.kind !== 'replay' || !retried(found.record.response.status) || (d.stats().repeats ?? 0) === before) return found;
+  if (found.kind !== 'replay' || !retried(found.record.response.status) || d.repeats === before) return found;
   // Update mode reads no miss here: the request goes to the API as a miss would.
   return { kind: 'miss', miss: undefined } as unknown as Found;
 }
