@@ -27,7 +27,10 @@ import { CREDENTIAL as PAGE_CREDENTIAL } from './credential-pattern.ts';
  * starts with `A`, the id before it looked at behind (kept: a bot's id is public), so the search
  * still starts at a letter the fast tests know. Made from the shared source, so
  * credential-pattern.ts must keep its `\b(?:sk-` (test/store/telegram-bot-token.test.ts fails
- * without the token's alternative).
+ * without the token's alternative). A Google OAuth client secret (`GOCSPX-` and 28 characters: a
+ * client's `client_secret.json`) is the alternative after the connection string key's
+ * (CONNECTION_KEY), Node only as well: under its member name it was masked, pasted into a prompt
+ * it was stored as typed.
  */
 export const CREDENTIAL = new RegExp(
   PAGE_CREDENTIAL.source.replace(
@@ -36,12 +39,6 @@ export const CREDENTIAL = new RegExp(
   ),
   'g',
 );
-
-/*
- * A Google OAuth client secret (`GOCSPX-` and 28 characters: a client's `client_secret.json`, the
- * Cloud console's copy button) is CREDENTIAL's alternative after the connection string key's, Node
- * only as well: under its member name it was masked, pasted into a prompt it was stored as typed.
- */
 
 /**
  * The key of an Azure connection string (`DefaultEndpointsProtocol=https;AccountName=…;AccountKey=…`
