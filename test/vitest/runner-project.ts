@@ -30,7 +30,8 @@ export function sh(command: string, cwd: string, env: Record<string, string>): P
     if (v === undefined || /^(VITEST|TAPEDECK_|CACHE_MODE$|CI$|NODE_ENV$|NODE_OPTIONS$|NODE_TEST_CONTEXT$|JEST_WORKER_ID$)/.test(k)) continue;
     base[k] = v;
   }
-  base.PATH = `${dirname(process.execPath)}${delimiter}${base.PATH ?? ''}`;
+  // ./bin/npx first: a runner linked into the project starts as npx would start it, without npm.
+  base.PATH = `${join(import.meta.dirname, 'bin')}${delimiter}${dirname(process.execPath)}${delimiter}${base.PATH ?? ''}`;
   // The runners here are links into the shared install, and mocha resolves `--require` from
   // where it really is: NODE_PATH lets it find the project's llm-tapedeck, as it would when
   // installed in the project.
