@@ -44,6 +44,44 @@ describe('telemetry uploads (the Agents SDK trace export)', () => {
     expect(summaries.join('')).toMatch(/0 misses/);
   });
 
+  // How many uploads a run makes is the trace processor's timer's business, not the code's:
+  // with strictOrder the upload past the recorded ones was a miss, which failed the test in CI.
+  it('strictOrder: uploads past the recorded ones are answered, never a miss nor a repeat', async () => {
+    const tape = join(dir, 'strict.tape');
+    const rec = createFetch({ tape, mode: 'record', strictOrder: true, summary: false, fetch: (async () => new Response(null, { status: 204 })) as typeof fetch });
+    expect((await post(rec, upload('aaa'))).status).toBe(204);
+    await rec.close();
+
+    const replay = createFetch({ tape, mode: 'replay', strictOrder: true, summary: false, fetch: (async () => { throw new Error('no network in replay'); }) as typeof fetch });
+    for (const run of ['bbb', 'ccc', 'ddd']) expect((await post(replay, upload(run))).status).toBe(204);
+    const s = await replay.stats();
+    await replay.close();
+    expect(s.misses).toBe(0);
+    // A timer's extra batch is no loop running longer: not "answered again past their recordings".
+    expect(s.repeats ?? 0).toBe(0);
+  });
+
+  // Each upload carries other spans: update mode answered the second one of the run that
+  // recorded the first from that recording, so the run's traces never reached the API.
+  it('update mode sends every upload past the recorded ones to the API', async () => {
+    const tape = join(dir, 'update.tape');
+    const sent: string[] = [];
+    const live = (async (input: RequestInfo | URL, init?: RequestInit) => (sent.push(await new Request(input, init).text()), new Response(null, { status: 204 }))) as typeof fetch;
+    const upd = createFetch({ tape, mode: 'update', summary: false, fetch: live });
+    for (const run of ['aaa', 'bbb', 'ccc']) expect((await post(upd, upload(run))).status).toBe(204);
+    const s = await upd.stats();
+    await upd.close();
+    expect(sent.map((b) => JSON.parse(b).data[0].id)).toEqual(['trace_aaa', 'trace_bbb', 'trace_ccc']);
+    expect(s.repeatsOfMade ?? 0).toBe(0);
+
+    // A later update run: the recorded ones replay offline, one more goes out.
+    sent.length = 0;
+    const again = createFetch({ tape, mode: 'update', summary: false, fetch: live });
+    for (const run of ['ddd', 'eee', 'fff', 'ggg']) expect((await post(again, upload(run))).status).toBe(204);
+    await again.close();
+    expect(sent.map((b) => JSON.parse(b).data[0].id)).toEqual(['trace_ggg']);
+  });
+
   it('is the trace ingest route only: other JSON bodies still key by what they hold', () => {
     expect(isTelemetry({ method: 'POST', url: '/v1/traces/ingest' })).toBe(true);
     expect(isTelemetry({ method: 'POST', url: '/prefix/v1/traces/ingest?x=1' })).toBe(true);
