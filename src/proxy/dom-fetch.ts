@@ -11,6 +11,7 @@
  * not Node's own then (a stub set before the import) is not recorded from: its calls are refused.
  */
 import { TapedeckError } from '../errors.ts';
+import { answeredByInterceptor, interceptorRefusal, mswRefusal } from './interceptor-fetch.ts';
 import { fetchAtImport, nodeFetch, replacedFetchNote, stubbedFetchError } from './own-fetch.ts';
 
 /** Whether the replaced-fetch warning was given (once a process). */
@@ -37,7 +38,8 @@ const urlOf = (input: string | URL | Request): string => (typeof input === 'stri
  * loaded (a test's later stub of the global is not where the tape records from); under a DOM
  * test environment, whose fetch was on the global by then, that one, wrapped so that a call its
  * same-origin policy refused fails with E_ARG saying so; a fetch put in place before the import
- * that is no test double, as it is (a warning says so once); a test double put there before the
+ * that is no test double, as it is (a warning says so once), but for what a request interceptor
+ * such as MSW's answers or refuses itself (E_FETCH_STUBBED); a test double put there before the
  * import, one that refuses every call with E_FETCH_STUBBED. Looked at once per handler or
  * tapedeck fetch, never per call.
  *
@@ -49,11 +51,31 @@ export function defaultUpstreamFetch(): typeof fetch {
   const env = domEnvironment();
   if (nodeFetch !== undefined && env === undefined) {
     // Replaced before the import, by no test double: recorded through, said once.
-    if (replacedFetchNote !== undefined && !noted) {
+    if (replacedFetchNote === undefined) return nodeFetch;
+    if (!noted) {
       noted = true;
       process.emitWarning(replacedFetchNote, { code: 'TAPEDECK_FETCH_REPLACED' });
     }
-    return nodeFetch;
+    // A request interceptor (MSW) may be that fetch: what it answers or refuses itself is no
+    // provider's answer, nor an unreachable provider (./interceptor-fetch.ts).
+    const through = nodeFetch;
+    return (input, init) =>
+      through(input, init).then(
+        (res) => {
+          if (!answeredByInterceptor(res)) return res;
+          void res.body?.cancel().catch(() => undefined);
+          const err = interceptorRefusal(urlOf(input));
+          refusals.add(err);
+          throw err;
+        },
+        (e: unknown) => {
+          const why = mswRefusal(e);
+          if (why === undefined) throw e;
+          const err = interceptorRefusal(urlOf(input), why);
+          refusals.add(err);
+          throw err;
+        },
+      );
   }
   if (env === undefined || f === undefined || nodeFetch === undefined) {
     return (input) => {

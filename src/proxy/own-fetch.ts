@@ -75,7 +75,23 @@ export const nodeFetch: typeof fetch | undefined = fetchAtImport !== undefined &
 export const replacedFetchNote: string | undefined =
   nodeFetch === undefined || otherRuntime || isNodeFetch(nodeFetch)
     ? undefined
-    : `tapedeck: the global fetch had been replaced when llm-tapedeck was imported (${nodeFetch.name ? `a function named ${JSON.stringify(nodeFetch.name)}` : 'an unnamed function'}, not Node's own fetch); recordings are made through it. If it is a stub or an interceptor that answers LLM calls, its answers are recorded as the provider's: replace fetch after importing llm-tapedeck, or give the tape its fetch with the fetch option.`;
+    : `tapedeck: the global fetch had been replaced when llm-tapedeck was imported (${nodeFetch.name ? `a function named ${JSON.stringify(nodeFetch.name)}` : 'an unnamed function'}, not Node's own fetch); recordings are made through it. If it is a stub or an interceptor that answers LLM calls, its answers are recorded as the provider's (MSW's are refused instead): replace fetch after importing llm-tapedeck, or give the tape its fetch with the fetch option.`;
+
+/**
+ * A URL for a message: its origin and path, without its query (a key may ride there: Gemini's
+ * `?key=`) or user and password.
+ *
+ * @example
+ * withoutQuery('https://x.test/v1/models?key=abc') // 'https://x.test/v1/models'
+ */
+export function withoutQuery(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.origin}${u.pathname}`;
+  } catch {
+    return url.replace(/[?#][^]*$/, ''); // not absolute: as given, cut at its query
+  }
+}
 
 /**
  * What a live call is told when the global fetch was not Node's own as llm-tapedeck loaded and
@@ -85,14 +101,7 @@ export const replacedFetchNote: string | undefined =
  * throw stubbedFetchError('https://api.openai.com/v1/chat/completions')
  */
 export function stubbedFetchError(url: string): TapedeckError {
-  // Without its query: a key may ride there (Gemini's ?key=).
-  let where = url.replace(/[?#][^]*$/, '');
-  try {
-    const u = new URL(url);
-    where = `${u.origin}${u.pathname}`;
-  } catch {
-    // not absolute: as given, cut at its query
-  }
+  const where = withoutQuery(url);
   const found =
     fetchAtImport === undefined
       ? 'There was no global fetch when llm-tapedeck was imported (a test environment without one, or one that removed it)'
