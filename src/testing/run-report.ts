@@ -14,6 +14,7 @@ import { RedisBackend } from '../store/backends/redis-backend.ts';
 import { maskRedisUrl } from '../store/backends/redis-connection.ts';
 import { decodeFrame, readTape, rewriteTapeFrames } from '../store/tape-file.ts';
 import { isCacheRecord, isHttpRecord, isMcpRecord, isRealtimeRecord } from '../store/records.ts';
+import { isTelemetry } from '../providers/index.ts';
 import { mcpUsageMark } from '../mcp/usage-mark.ts';
 import { realtimeUsageMark, sessionRemains } from '../realtime/usage-mark.ts';
 import { cacheUsageMark } from '../store/cache-usage-mark.ts';
@@ -415,8 +416,18 @@ async function summarizeTape(tape: string, rs: readonly TapeReport[], opts: Summ
   /** Notes a stored record no call of the run used, if it is a stale candidate (see judged). */
   const noteUnused = (value: unknown) => {
     const mark = usageMark(value);
-    if (mark !== undefined && !used.has(mark) && judged(ownerOf(value), ran)) unusedTraces.push(mark);
+    if (mark === undefined) return;
+    // A trace upload's count follows the uploader's batching timer, not the code: those left over
+    // when the run made some are no stale candidates (said only when it made none, below).
+    if (isHttpRecord(value) && isTelemetry(value.request)) {
+      if (used.has(mark)) telemetryUsed = true;
+      else if (judged(ownerOf(value), ran)) telemetryLeft.push(mark);
+      return;
+    }
+    if (!used.has(mark) && judged(ownerOf(value), ran)) unusedTraces.push(mark);
   };
+  let telemetryUsed = false;
+  const telemetryLeft: string[] = [];
   const { store, namespace } = rs[0]!;
   let unreadable: string | undefined;
   const faulted = faultedCalls(rs);
@@ -445,6 +456,7 @@ async function summarizeTape(tape: string, rs: readonly TapeReport[], opts: Summ
       }
     }
   }
+  if (!telemetryUsed) unusedTraces.push(...telemetryLeft);
   const mode = rs[rs.length - 1]!.mode;
   return { tape, ...(store && namespace ? { store, namespace } : {}), mode, added, ...(rerecorded > 0 ? { rerecorded } : {}), ...(unrecorded > 0 ? { unrecorded } : {}), hits, misses, ...(errorsNotRecorded > 0 ? { errorsNotRecorded } : {}), ...(repeats > 0 ? { repeats } : {}), ...(repeatsOfMade > 0 ? { repeatsOfMade } : {}), ...(fallbacks > 0 ? { fallbacks } : {}), ...(refused > 0 ? { refused } : {}), unused: unusedTraces.length, unusedTraces, ...(unreadable ? { unreadable } : {}) };
 }
