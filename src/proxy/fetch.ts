@@ -24,6 +24,7 @@ import { DEFAULT_SHUTDOWN_TIMEOUT_MS, timeoutOption, type UpstreamTimeouts } fro
 import { recordStream, type OpenAnswers } from './fetch-record.ts';
 import { NULL_BODY, toHeaders } from './fetch-headers.ts';
 import { followRedirects, type SentRequest } from './fetch-redirect.ts';
+import { otherTemperature } from './other-temperature.ts';
 
 /**
  * The answer to a call made through a test's fetch after its tape closed: one the test did not
@@ -470,6 +471,7 @@ export function createFetchFor(opts: FetchOptions, entry: MissEntry): TapedeckFe
       if (decision.kind === 'replay') {
         // Aborted while the answer was looked up (a first miss's matcher takes a while).
         if (signal.aborted) throw signal.reason;
+        decision = otherTemperature(d, dreq, decision);
         d.count(decision.matchedBy);
         used.add(decision.record.trace);
         // A stream's headers as late as the upstream's came (an SDK timeout or abort before them fires as it did live).

@@ -41,6 +41,7 @@ import { CHAOS_HEADER, abandonedBy, damagedAnswer, faultHeader, faultSent, liveD
 import type { RecordTurn } from './record-turns.ts';
 import { isBytes } from '../bytes.ts';
 import { pageAccess, preflightAllowed } from './page-origin.ts';
+import { otherTemperature } from './other-temperature.ts';
 
 /**
  * A replay store for `POST /v1/replay` (a ReplayStore or DurableReplayStore). With
@@ -888,6 +889,7 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
    */
   function answer(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, decision: Decision): Promise<void> | undefined {
     if (decision.kind === 'upstream') return forward(d, req, res, dreq, decision.prepared, decision.miss);
+    decision = otherTemperature(d, dreq, decision);
     const rec = decision.record;
     d.count(decision.matchedBy);
     used.add(rec.trace);

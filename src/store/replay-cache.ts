@@ -42,6 +42,7 @@ import { recordingDigests, requestKeys, type RequestDigests, type RequestKeys } 
 import { RequestTexts } from '../match/request-texts.ts';
 import { rekeyNotes } from './rekey-note.ts';
 import { withVolatileSpans } from '../match/volatile-miss.ts';
+import { samplingNote } from '../match/sampling-temperature.ts';
 import { volatileAdvice } from '../match/volatile-advice.ts';
 import type { RecordBackend, StoreWarning } from './backend.ts';
 import { storeBackend } from './backends/open.ts';
@@ -433,7 +434,10 @@ export class ReplayCache {
       const fix = recordHow(this.missEntry());
       throw cacheMiss(missHeadline('the beforeReplay hook skipped the recording', fix), fix, { file: this.path, key: keys.key, kind: 'other', fix });
     }
-    if (record) return record;
+    if (record) {
+      this.noteSampling(request, record.request);
+      return record;
+    }
     if (this.mode === 'update') {
       this.turns.take(keys.key);
       return undefined;
@@ -444,6 +448,17 @@ export class ReplayCache {
     const shown = redactRequest(this.redactor, request);
     const shownKeys = shown === request ? keys : this.keysOf(shown, ignoredArgs);
     throw withVolatileSpans(shown, { volatileText: this.volatileText }, this.miss(request, keys, shown, shownKeys));
+  }
+
+  /** Pairs of temperatures already said (./../match/sampling-temperature.ts): once each. */
+  private samplingSaid: Set<string> | undefined;
+
+  /** Says once per pair when a recording made at another sampling temperature answers. */
+  private noteSampling(request: unknown, recorded: unknown): void {
+    const note = samplingNote(request, recorded);
+    if (note === undefined || (this.samplingSaid ??= new Set()).has(note)) return;
+    this.samplingSaid.add(note);
+    process.emitWarning(`${this.path}: ${note}`, { code: 'TAPEDECK_SAMPLING' });
   }
 
   /**
