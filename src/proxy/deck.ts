@@ -24,7 +24,8 @@ import { volatilePatterns } from '../providers/volatile-text.ts';
 import type { HookRecording, RecordingHook } from '../store/hooks.ts';
 import { beforeReplay, checkHooks, pickByMatch, type MatchFunction } from './deck-hooks.ts';
 import { rekeyNotes } from '../store/rekey-note.ts';
-import { isTelemetry, keyedHeaders, recordingUrl, routeEndpoint, routeOf } from '../providers/index.ts';
+import { isTelemetry, recordingUrl, routeEndpoint, routeOf } from '../providers/index.ts';
+import { filedHeaders } from '../providers/gateway-headers.ts';
 import { isUploadData } from '../providers/upload-data.ts';
 import { httpMissDetail, usedUpDetail, type HttpMissDetail } from './http-difference.ts';
 import { contentTypeDifference, contentTypeFix } from './content-type-difference.ts';
@@ -870,8 +871,9 @@ export class Deck {
       const route = `${method.toUpperCase()} ${this.redactor.url(filed)}`;
       this.lastRoute = last = { method, url, route, keyed: routeOf({ method, url })?.provider.keyHeaders !== undefined };
     }
-    // Headers that decide the answer (anthropic-beta) file its recordings apart: see keyedHeaders.
-    return last.keyed && headers ? last.route + keyedHeaders(last, headers) : last.route;
+    // Headers that decide the answer (anthropic-beta, a gateway's routing headers) file its
+    // recordings apart: see filedHeaders.
+    return last.route + filedHeaders(last, headers, this);
   }
 
   private lastRoute = { method: '', url: '', route: '', keyed: false };
@@ -988,7 +990,7 @@ export class Deck {
     // for this request, so lastRoute is its route and the rest of `route` its header values.
     if (this.lastRoute.keyed) {
       const rec = found.record.request;
-      const theirs = keyedHeaders(rec, rec.headers);
+      const theirs = filedHeaders(rec, rec.headers, this);
       const mine = route.slice(this.lastRoute.route.length);
       if (theirs !== mine) return this.servedMiss(route, found.record.key, headersOfOldRecording(route, theirs, mine));
     }
