@@ -42,6 +42,7 @@ import type { RecordTurn } from './record-turns.ts';
 import { isBytes } from '../bytes.ts';
 import { pageAccess, preflightAllowed } from './page-origin.ts';
 import { otherTemperature } from './other-temperature.ts';
+import { recordOfTrace, tokenOfReplayBody } from './replay-from-tape.ts';
 
 /**
  * A replay store for `POST /v1/replay` (a ReplayStore or DurableReplayStore). With
@@ -603,9 +604,9 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
 
   const replayStore = opts.replay === false ? undefined : opts.replay;
   const stored = new WeakSet<HttpRecord>();
-  /** Makes an answer replayable by its trace token (once per recording). */
-  function remember(rec: HttpRecord): void {
-    if (!replayStore?.put || !replayStore.enabled || stored.has(rec)) return;
+  /** Makes an answer replayable by its trace token (once per recording, unless `again`: the store evicted it). */
+  function remember(rec: HttpRecord, again = false): void {
+    if (!replayStore?.put || !replayStore.enabled || (stored.has(rec) && !again)) return;
     stored.add(rec);
     const ct = rec.response.headers['content-type'];
     try {
@@ -624,7 +625,15 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
 
   async function replayEndpoint(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readBody(req, deck?.maxBodyBytes ?? opts.maxBodyBytes ?? 32 * 1024 * 1024);
-    const r = handleReplay(replayStore, body);
+    let r = handleReplay(replayStore, body);
+    // Not in the store, perhaps on the tape: recorded by an earlier run, or evicted (./replay-from-tape.ts).
+    const col = r.status === 404 ? deck?.collection : undefined;
+    const token = col && tokenOfReplayBody(body);
+    const rec = token === undefined ? undefined : recordOfTrace(col!, token);
+    if (rec) {
+      remember(rec, true);
+      r = handleReplay(replayStore, body);
+    }
     res.writeHead(r.status, { 'content-type': r.contentType, 'content-length': r.body.length });
     res.end(r.body);
   }
