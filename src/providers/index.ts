@@ -14,6 +14,7 @@ import { bedrock } from './bedrock.ts';
 import { cohereStreamComplete } from './cohere-stream.ts';
 import { gemini } from './gemini.ts';
 import { ollama } from './ollama.ts';
+import { OBSERVABILITY_UPLOADS } from './observability.ts';
 import { detectProvider as detectChatShape, normalizeRequest as normalizeChatShape } from './normalize.ts';
 import { openai } from './openai.ts';
 import type { AnswerContext, AnswerRead, Credentials, ErrorAnswer, ProviderModule, ProviderRoute, RouteMatch, RouteRequest } from './provider.ts';
@@ -108,8 +109,11 @@ export function isTelemetry(req: RouteRequest): boolean {
 
 let lastTelemetry: { method: string | undefined; url: string; is: boolean } = { method: '', url: '', is: false };
 
-/** Every module's telemetry routes, in one list (isTelemetry runs on every JSON request). */
-const TELEMETRY = PROVIDER_MODULES.flatMap((m) => m.telemetry ?? []);
+/**
+ * Every module's telemetry routes and the observability tools' uploads (./observability.ts), in
+ * one list (isTelemetry runs on every JSON request).
+ */
+const TELEMETRY = PROVIDER_MODULES.flatMap((m) => m.telemetry ?? []).concat(OBSERVABILITY_UPLOADS);
 
 /**
  * The AWS services (SigV4 signing names) a request may be signed for: those of its route's
