@@ -51,11 +51,13 @@ export async function bytesOf(source: ByteSource, what: string, failCode?: 'E_BA
       hint: 'Pass a URL, a fetch Response, an ArrayBuffer or a Uint8Array.',
     });
   }
+  // A mock of the page's requests (MSW's worker) answers the file's URL too when it refuses
+  // requests it has no handler for: HTTP 500 "Request Handler Error", at the right path.
   if (!res.ok) {
     throw new TapedeckError(failCode ?? (res.status === 404 ? 'E_TAPE_NOT_FOUND' : 'E_TAPE_IO'), `The ${what} at ${name} answered HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}.`, {
       file: name,
       status: res.status,
-      hint: `Serve the ${what} file with the page (a static file next to it), and check its path.`,
+      hint: `Serve the ${what} file with the page at this path; let a mock (MSW) passthrough() it.`,
     });
   }
   return { bytes: new Uint8Array(await res.arrayBuffer()), name };
