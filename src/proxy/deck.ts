@@ -55,6 +55,7 @@ import { Fleet } from './fleet.ts';
 // Browser bundles get origins.browser.ts and host-match.browser.ts: a page compares no hosts.
 import { filedKey, filedName, ORIGIN_FILING, recordedRoutes } from '../store/origins.ts';
 import { polledAgain } from './polled-again.ts';
+import { telemetryTake } from './telemetry-take.ts';
 import { HeldForRetry } from './held-for-retry.ts';
 import { checkHostMatch, openHostMatch, type Found, type HostLookup, type HostMatchMode } from './host-match.ts';
 import { isBytes } from '../bytes.ts';
@@ -1055,18 +1056,8 @@ export class Deck {
     // A telemetry upload (the Agents SDK's trace export) is answered whatever it holds, and
     // holds fresh ids and timestamps every run: its recordings are taken in order by route.
     if (isTelemetry(req)) {
-      // How many uploads a run makes is its trace processor's timer's doing, not the code's: past
-      // the recorded ones the last answer is served again, strictOrder or not, and not counted as
-      // a loop running longer. Update mode sends those instead: each carries other spans, which
-      // the run that records has to deliver (its answer is recorded as any miss's).
-      const col = this.col;
-      const before = col ? col.repeatsServed : 0;
-      const beforeMade = col ? col.repeatsOfMade : 0;
-      const rec = this.take(name, 'json', telemetryRequestKey(), this.mode !== 'update');
-      if (col) {
-        this.telemetryRepeats += col.repeatsServed - before;
-        this.telemetryRepeatsOfMade += col.repeatsOfMade - beforeMade;
-      }
+      // Past the recorded ones: see ./telemetry-take.ts.
+      const rec = telemetryTake(this.col, this.mode, (last) => this.take(name, 'json', telemetryRequestKey(), last));
       if (rec) return { kind: 'replay', record: rec, matchedBy: 'exact', warnings: [] };
       return { kind: 'miss', miss: this.routeMiss(route, telemetryRequestKey(), 'json', r, undefined, name) };
     }
@@ -1583,7 +1574,7 @@ export class Deck {
     const faults = { ...this.pastFaults };
     for (const c of [this.chaosNow, this.sessionChaosNow]) for (const [f, n] of Object.entries(c?.counts() ?? {})) faults[f] = (faults[f] ?? 0) + n;
     const repeats = this.repeats;
-    const repeatsOfMade = this.repeatsOfMade + (this.col?.repeatsOfMade ?? 0) - this.telemetryRepeatsOfMade;
+    const repeatsOfMade = this.repeatsOfMade + (this.col?.repeatsOfMade ?? 0);
     return { ...this.counters, byMatch: { ...this.counters.byMatch }, ...(Object.keys(faults).length > 0 ? { faults } : {}), ...(repeats > 0 ? { repeats } : {}), ...(repeatsOfMade > 0 ? { repeatsOfMade } : {}), ...keptOf(this.mode, this.col), ...this.closeCounts };
   }
 
@@ -1592,7 +1583,7 @@ export class Deck {
    * making the stats: ./past-error.ts reads it around each lookup.
    */
   get repeats(): number {
-    return this.repeatsServed + (this.col?.repeatsServed ?? 0) - this.telemetryRepeats;
+    return this.repeatsServed + (this.col?.repeatsServed ?? 0);
   }
 
   /** A call answered past its request's recordings, by `rec`: one this run made or one it found. */
@@ -1608,8 +1599,4 @@ export class Deck {
   private repeatsServed = 0;
   /** Of those, the ones answered by a recording this run made (see DeckStats.repeatsOfMade). */
   private repeatsOfMade = 0;
-  /** Telemetry uploads the collection served past their recordings: no repeat of the code's (see find). */
-  private telemetryRepeats = 0;
-  /** Of those, the ones answered by a recording this run made. */
-  private telemetryRepeatsOfMade = 0;
 }
