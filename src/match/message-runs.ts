@@ -3,9 +3,11 @@
  * a planning turn sends its old prompt two messages later: compared position by position, the
  * miss said the prompt's text differed, quoting the new message against it. Node only: a page's
  * miss names the first message that differs (./message-runs.browser.ts; the bundle's budget).
- * One message put in, taken out or swapped with its neighbour is said by the miss itself.
+ * One message put in, taken out or swapped with its neighbour is said by the miss itself; two
+ * tool results swapped are said here, with why that happens.
  */
 import type { MissDifference } from './diagnose.ts';
+import { TOOL_ORDER_HINT } from './tool-order-hint.ts';
 
 /**
  * The difference when messages `d` to `d + k - 1` (2 <= k <= 4) of one side stand before the
@@ -22,6 +24,10 @@ export function messageRun(req: unknown[], rec: unknown[], d: number, same: (a: 
   };
   const putIn = run(req, rec);
   const takenOut = run(rec, req);
+  // Two tool results swapped: the miss's own case, with a note on why (./tool-order-hint.ts).
+  if (putIn === 1 && takenOut === 1 && role(req[d]) === 'tool' && role(req[d + 1]) === 'tool') {
+    return { kind: 'message', text: `messages ${d} and ${d + 1} (tool) are swapped: the closest recording has them in the other order${TOOL_ORDER_HINT}`, lines: [] };
+  }
   // One message either way (and a swap) is the miss's own case.
   if (putIn === 1 || takenOut === 1) return undefined;
   const roles = (of: unknown[], k: number) => of.slice(d, d + k).map(role).join(', ');
