@@ -12,6 +12,7 @@ import { UNSTORED_RESPONSE_HEADERS, type DeckRequest } from './deck.ts';
 import type { HttpRecord, StoredHeaders } from '../store/records.ts';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS, timeoutOption, type UpstreamTimeouts } from './timeouts.ts';
 import { FINAL_EVENT_MARKERS } from '../providers/index.ts';
+import { proxyVariableFor } from './env-proxy.ts';
 
 /**
  * An upstream URL split into the URL without credentials and, when it had `user:password@`, the
@@ -149,13 +150,15 @@ async function defaultAgentClass(): Promise<AgentClass | undefined> {
  */
 export type LinkSurface = 'serve' | 'fetch';
 
-const HINTS: Record<LinkSurface, { unreachable: string; connect: string; dispatcher: string; idle: string; shutdown: string }> = {
+const HINTS: Record<LinkSurface, { unreachable: string; connect: string; dispatcher: string; idle: string; shutdown: string; envProxy: string }> = {
   serve: {
     unreachable: 'Check --upstream and the network, or replay from the tape (--mode replay).',
     connect: 'Check --upstream and the network, or raise the limit: tapedeck serve --connect-timeout <ms> (connectTimeoutMs).',
     dispatcher: 'Check --upstream and the network, or raise the connect timeout of the dispatcher you installed (setGlobalDispatcher).',
     idle: 'If the model needs longer to answer, raise the limit: tapedeck serve --idle-timeout <ms> (idleTimeoutMs).',
     shutdown: 'Retry against a running proxy; raise --shutdown-timeout <ms> (shutdownTimeoutMs) to let long answers finish at shutdown.',
+    envProxy:
+      "tapedeck serve connects to the upstream directly, as Node's fetch does. To go through the proxy: npm install -D undici; a file use-proxy.mjs holding `import { setGlobalDispatcher, EnvHttpProxyAgent } from 'undici'; setGlobalDispatcher(new EnvHttpProxyAgent());`; then start NODE_OPTIONS=--import=./use-proxy.mjs npx tapedeck serve ... (docs/proxy.md, \"Behind a forward proxy\").",
   },
   fetch: {
     unreachable: "Check the network and the client's base URL, or replay from the tape (TAPEDECK_MODE=replay, or createFetch mode 'replay').",
@@ -163,6 +166,8 @@ const HINTS: Record<LinkSurface, { unreachable: string; connect: string; dispatc
     dispatcher: "Check the network and the client's base URL, or raise the connect timeout of the dispatcher you installed (setGlobalDispatcher).",
     idle: 'If the model needs longer to answer, raise the limit: createFetch({ idleTimeoutMs }).',
     shutdown: 'Wait for the answers before closing the fetch, or raise createFetch({ shutdownTimeoutMs }) to let long answers finish at close.',
+    envProxy:
+      "createFetch connects to the API directly, as Node's fetch does. To go through the proxy, install a dispatcher that reads the variables before recording: setGlobalDispatcher(new EnvHttpProxyAgent()) from the undici package (or give the SDK a ProxyAgent as fetchOptions.dispatcher) (docs/proxy.md, \"Behind a forward proxy\").",
   },
 };
 
@@ -454,7 +459,7 @@ function unreachable(url: string, e: unknown, connectTimeoutMs: number | undefin
       upstream: safeUrl(url),
       timeout: 'connect',
       ...(connectTimeoutMs === undefined ? {} : { limitMs: connectTimeoutMs }),
-      hint: connectTimeoutMs === undefined ? hints.dispatcher : hints.connect,
+      hint: connectTimeoutMs === undefined ? hints.dispatcher : (envProxyHint(url, hints) ?? hints.connect),
     });
   }
   // Reached, then dropped: the address is right, and "check the base URL" would mislead.
@@ -467,11 +472,22 @@ function unreachable(url: string, e: unknown, connectTimeoutMs: number | undefin
       hint: 'The upstream took the request and dropped it (a crash, a proxy in between, a body it refused): retry, or look at what the upstream logged.',
     });
   }
-  return new TapedeckError('E_UPSTREAM', `Upstream ${origin} is unreachable (${why}).`, {
+  // Behind a corporate proxy the variables name the way out, which our own agent does not take.
+  const proxyVar = connectTimeoutMs === undefined ? undefined : proxyVariableFor(url);
+  return new TapedeckError('E_UPSTREAM', `Upstream ${origin} is unreachable (${why})${proxyVar ? `; ${proxyVar} is set, but was not used` : ''}.`, {
     upstream: origin,
     cause: why,
-    hint: hints.unreachable,
+    hint: (proxyVar && envProxyHint(url, hints)) ?? hints.unreachable,
   });
+}
+
+/**
+ * What to do when the environment names a forward proxy for `url` that tapedeck's own agent did
+ * not take (see ./env-proxy.ts), or undefined when it names none.
+ */
+function envProxyHint(url: string, hints: (typeof HINTS)[LinkSurface]): string | undefined {
+  const name = proxyVariableFor(url);
+  return name === undefined ? undefined : `${name} is set, but ${hints.envProxy}`;
 }
 
 /** Collects streamed chunks with their arrival times, for HttpRecord.response.chunks. */
