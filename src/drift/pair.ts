@@ -11,6 +11,7 @@
 import { TapedeckError } from '../errors.ts';
 import { closestRecordings, differencesOf, type MissContext } from '../match/diagnose.ts';
 import { requestKeys, type Recording, type RequestKeys } from '../match/matcher.ts';
+import { isTelemetry, routeEndpoint } from '../providers/index.ts';
 import { originKey } from '../store/origins.ts';
 import { askedOf, type Asked } from './answer.ts';
 import { jsonDiff } from './json-diff.ts';
@@ -253,6 +254,9 @@ export function pairRecordings(oldTapes: readonly TapeSide[], newTapes: readonly
       const n = newCounts.get(keyName(r)) ?? 0;
       return o > 0 && n > 0 ? { repeats: { old: o, new: n } } : {};
     };
+    // A trace upload (isTelemetry) both sides have, one side more times: how many a run makes
+    // follows the uploader's batching timer, so the extra ones are no change of the recordings.
+    const isTraceUpload = (r: Recorded) => isTelemetry(routeEndpoint(r.asked.route));
     const paired = new Set<Recorded>();
     const pairs: Pairing[] = [];
     const left: Recorded[] = [];
@@ -284,7 +288,7 @@ export function pairRecordings(oldTapes: readonly TapeSide[], newTapes: readonly
       // request changed into it (which a leftover of another key would otherwise be taken for).
       const again = repeatsOf(n);
       if (again.repeats) {
-        pairs.push({ tape: name, new: n, requestChange: [], ...again });
+        if (!isTraceUpload(n)) pairs.push({ tape: name, new: n, requestChange: [], ...again });
         continue;
       }
       const best = leftovers!.closest(n);
@@ -301,7 +305,11 @@ export function pairRecordings(oldTapes: readonly TapeSide[], newTapes: readonly
       paired.add(o);
       pairs.push({ tape: name, old: o, new: n, requestChange: hostChange(o, n), kept: true });
     }
-    for (const o of olds) if (!paired.has(o)) pairs.push({ tape: name, old: o, requestChange: [], ...repeatsOf(o) });
+    for (const o of olds) {
+      if (paired.has(o)) continue;
+      const again = repeatsOf(o);
+      if (!again.repeats || !isTraceUpload(o)) pairs.push({ tape: name, old: o, requestChange: [], ...again });
+    }
     // Report order: the new tape's order, removed recordings where they stood in the old one.
     pairs.sort((a, b) => (a.new?.index ?? a.old!.index) - (b.new?.index ?? b.old!.index) || (a.new ? 0 : 1) - (b.new ? 0 : 1));
     out.push(...pairs);

@@ -2,7 +2,7 @@
 // them live would cost, and the time the recorded calls took (which replay saves).
 
 import { answerOf, askedOf, recordedStreamError } from './answer.ts';
-import { readAnswer, routeEndpoint, routeOf } from '../providers/index.ts';
+import { isTelemetry, readAnswer, routeEndpoint, routeOf } from '../providers/index.ts';
 import { compatibleApiAt } from '../providers/openai-compatible.ts';
 import { priceOf, type Price } from './prices.ts';
 import type { TapeSide } from './pair.ts';
@@ -103,7 +103,7 @@ export interface CallStats {
 export function callStats(record: unknown, prices: Readonly<Record<string, Price>>): CallStats | undefined {
   const asked = askedOf(record);
   const answer = answerOf(record);
-  if (!asked || !answer) return undefined;
+  if (!asked || !answer || traceUpload(record)) return undefined;
   const read = answer.read;
   // Gemini and Bedrock name the model in the URL (`/models/<model>:embedContent`,
   // `/model/<id>/converse`), and their bodies do not: an answer that names none (an embedding, a
@@ -124,6 +124,12 @@ export function callStats(record: unknown, prices: Readonly<Record<string, Price
   const failed = answer.status >= 400 || (answer.streamed && isHttpRecord(record) && recordedStreamError(record) !== undefined);
   return { provider, model, status: answer.status, failed, usage, cost, durationMs: answer.durationMs ?? 0 };
 }
+
+/**
+ * An agent SDK's trace upload (isTelemetry): no call to a model, so no row; said apart among
+ * the records not counted rather than as a call that reported no token usage.
+ */
+const traceUpload = (record: unknown): boolean => isHttpRecord(record) && isTelemetry(record.request);
 
 /** The row an MCP exchange is counted in: the method, with the tool or prompt a call names. */
 function mcpCall(r: McpRecord): string {
@@ -206,7 +212,7 @@ export function tapeStats(tapes: readonly TapeSide[], prices: Readonly<Record<st
         row.recordedMs += typeof record.durationMs === 'number' ? record.durationMs : 0;
         continue;
       }
-      const kind = uncomparedKind(record);
+      const kind = traceUpload(record) ? 'trace upload' : uncomparedKind(record);
       if (kind !== undefined) other.set(kind, (other.get(kind) ?? 0) + 1);
     }
   }
