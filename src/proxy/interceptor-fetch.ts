@@ -10,13 +10,7 @@
  * a fetch replaced before the import, never on replay.
  */
 import { TapedeckError } from '../errors.ts';
-import { withoutQuery } from './own-fetch.ts';
-
-/**
- * The key under which @mswjs/interceptors (MSW's interception in Node) keeps its running fetch
- * interceptor on the global, from `listen()` to `close()`.
- */
-const FETCH_INTERCEPTOR = Symbol.for('fetch-interceptor');
+import { fetchInterceptorRunning, withoutQuery } from './own-fetch.ts';
 
 /** How MSW's own errors begin (`[MSW] Cannot bypass a request when using the "error" strategy ...`). */
 const MSW_WORDS = /^\[MSW\]/;
@@ -35,7 +29,7 @@ const HINT =
  * if (answeredByInterceptor(await f(url, init))) throw interceptorRefusal(url)
  */
 export function answeredByInterceptor(res: Response): boolean {
-  return res.type === 'default' && (globalThis as Record<symbol, unknown>)[FETCH_INTERCEPTOR] !== undefined;
+  return res.type === 'default' && fetchInterceptorRunning();
 }
 
 /**

@@ -69,13 +69,33 @@ export function isTestDouble(f: unknown): boolean {
 export const nodeFetch: typeof fetch | undefined = fetchAtImport !== undefined && !isTestDouble(fetchAtImport) ? fetchAtImport : undefined;
 
 /**
+ * The key under which @mswjs/interceptors (MSW's interception in Node) keeps its running fetch
+ * interceptor on the global, from MSW's `listen()` to its `close()`.
+ */
+const FETCH_INTERCEPTOR = Symbol.for('fetch-interceptor');
+
+/**
+ * Whether MSW's fetch interceptor (or another of @mswjs/interceptors) is running now.
+ *
+ * @example
+ * fetchInterceptorRunning() // true between server.listen() and server.close()
+ */
+export function fetchInterceptorRunning(): boolean {
+  return (globalThis as Record<symbol, unknown>)[FETCH_INTERCEPTOR] !== undefined;
+}
+
+/** What the fetch taken at import was, for the warning: MSW's is named as such, not by its inner function's name. */
+const replacedBy = (f: typeof fetch): string =>
+  fetchInterceptorRunning() ? `MSW's request interceptor, started before llm-tapedeck was imported` : f.name ? `a function named ${JSON.stringify(f.name)}` : 'an unnamed function';
+
+/**
  * When the fetch taken at import is neither Node's own nor a test double: what a warning says
  * once, as a tape first records through it. Undefined otherwise.
  */
 export const replacedFetchNote: string | undefined =
   nodeFetch === undefined || otherRuntime || isNodeFetch(nodeFetch)
     ? undefined
-    : `tapedeck: the global fetch had been replaced when llm-tapedeck was imported (${nodeFetch.name ? `a function named ${JSON.stringify(nodeFetch.name)}` : 'an unnamed function'}, not Node's own fetch); recordings are made through it. If it is a stub or an interceptor that answers LLM calls, its answers are recorded as the provider's (MSW's are refused instead): replace fetch after importing llm-tapedeck, or give the tape its fetch with the fetch option.`;
+    : `tapedeck: the global fetch had been replaced when llm-tapedeck was imported (${replacedBy(nodeFetch)}, not Node's own fetch); recordings are made through it. If it is a stub or an interceptor that answers LLM calls, its answers are recorded as the provider's (MSW's are refused instead): replace fetch after importing llm-tapedeck, or give the tape its fetch with the fetch option.`;
 
 /**
  * A URL for a message: its origin and path, without its query (a key may ride there: Gemini's

@@ -62,6 +62,8 @@ describe('tapes beside MSW', () => {
     const run = await sh('npx vitest run', dir, { UPSTREAM: suite.upstream.url, TAPEDECK_MODE: 'update', TMPDIR: tmp });
     expect(run.code, run.out).toBe(1);
     expect(run.out).not.toContain('ANSWER CANNED BY MSW');
+    // The warning at the first recording names MSW, not the inner function it put on the global.
+    expect(run.out).toContain("replaced when llm-tapedeck was imported (MSW's request interceptor, started before llm-tapedeck was imported");
     expect(run.out).toMatch(/400 The call to http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions was answered by a request interceptor on the global fetch \(MSW/);
     expect(run.out).toContain('server.listen()');
     expect(run.out).toContain('0 recordings added');
