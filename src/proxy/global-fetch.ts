@@ -18,6 +18,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { TapedeckError } from '../errors.ts';
 import { checkOptionNames, describeArgument, optionNames } from '../option-names.ts';
+import { fetchInterceptorRunning } from './own-fetch.ts';
 
 /** A host as listed: `api.openai.com`, `127.0.0.1:8080` (exact host and port), `*.openai.com`, or a RegExp on `host[:port]`. */
 export type HostPattern = string | RegExp;
@@ -115,7 +116,8 @@ function dispatch(input: string | URL | Request, init?: RequestInit): Promise<Re
     new TapedeckError('E_NETWORK_BLOCKED', `Blocked a request to ${url.host} (${url.origin}${url.pathname}): the network is blocked and this host is not routed through a tape.`, {
       host: url.host,
       url: `${url.origin}${url.pathname}`,
-      hint: `Add ${JSON.stringify(url.host)} to hosts (to record and replay it) or to allowHosts (to let it through).`,
+      // With MSW running, "let it through" would read as through to the network: it goes to MSW.
+      hint: `Add ${JSON.stringify(url.host)} to hosts (to record and replay it) or to allowHosts (to let it through${fetchInterceptorRunning() ? ' to MSW, which is running: it answers what its handlers match' : ''}).`,
     }),
   );
 }
