@@ -1212,6 +1212,10 @@ export class Deck {
       if (other === name || r.count === 0) continue;
       const difference = pathOnOtherRoute(name, other);
       if (difference === undefined || col.count(httpRecordKey(other, 'llm', key)).recorded === 0) continue;
+      // Also recorded on this very path under another query or headers (a second gateway holds
+      // the same body elsewhere): what changed here explains it, the other path does not.
+      const here = this.elsewhereMiss(route, name, 'llm', key);
+      if (here) return here;
       const fix = `send it to the path it was recorded at, or ${recordHow(this.entry)}`;
       return new TapedeckError('E_MISS', missHeadline(difference, fix), { file: this.tape, route, key, match: 'llm', difference, kind: 'other', fix });
     }
