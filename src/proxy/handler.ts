@@ -665,6 +665,16 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
   }
 
   async function forwardIn(d: Deck, req: IncomingMessage, res: ServerResponse, dreq: DeckRequest, p: Prepared | undefined, miss: TapedeckError | undefined, turn: RecordTurn | undefined, damage: ((rec: HttpRecord) => Promise<void>) | undefined): Promise<void> {
+    // A page of this machine recording through the proxy (./page-origin.ts): its browser's
+    // preflight is the proxy's to answer, as in replay, and it reads the live answer. A provider
+    // that takes no calls from pages (a local OpenAI-compatible server) answered the preflight
+    // 404 and sent no CORS headers: the browser stopped the call as a failed fetch.
+    const page = req.headers.origin === undefined ? undefined : pageAccess(req.headers.origin);
+    if (page && req.method === 'OPTIONS' && typeof req.headers['access-control-request-method'] === 'string') {
+      res.writeHead(204, { ...page, ...preflightAllowed(req.headers) });
+      res.end();
+      return;
+    }
     const t0 = performance.now();
     const recordedAt = new Date();
     const { url, sent, sigv4 } = upstreamRequest(req, dreq);
@@ -710,6 +720,8 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
     // An answer with no body (204, 304, HEAD) is no stream, whatever its headers say.
     const streaming = recordIt && !CONTENT_FREE.has(up.status) && req.method !== 'HEAD' && (streamsAnswer(headers, up.headers.get('content-length')) || routeStreams(dreq));
     const out: OutgoingHttpHeaders = { ...headers, 'x-tapedeck-match': recordIt ? 'recording' : 'passthrough' };
+    // Sent, not stored: the tape keeps the provider's headers, and replay adds these again.
+    if (page && out['access-control-allow-origin'] === undefined) Object.assign(out, page);
     if (p) out['x-tapedeck-key'] = p.key;
     if (recordIt) used.add((out['x-tapedeck-trace'] = d.traceFor(p, recordedAt.toISOString())));
     // HTTP/1.0 has no chunked encoding, so no trailers: its stream ends with the connection and
