@@ -12,6 +12,7 @@ import { viewDigests } from './view-digests.ts';
 // Browser bundles get volatile-advice.browser.ts (package.json "browser"): the spans line alone.
 import { withVolatileSpans } from './volatile-advice.ts';
 import { RequestTexts } from './request-texts.ts';
+import { recordingKeys } from './recording-keys.ts';
 import { isArrayBuffer, isBytes } from '../bytes.ts';
 
 /**
@@ -631,6 +632,8 @@ export function createMatcher(opts: MatcherOptions): Matcher {
   // Recordings' requests as canonical JSON, made at the first miss that ranks them and kept for
   // the next misses.
   let texts: RequestTexts | undefined;
+  // And their full keys, which the ranking compares (./recording-keys.ts).
+  const fulls = recordingKeys(recordings, (r) => requestKeys(r, norm));
 
   /** The E_MISS for a request no recording answers: what differs from the closest recordings. */
   function diagnosedMiss(request: unknown, full: RequestKeys | undefined): TapedeckError {
@@ -639,7 +642,7 @@ export function createMatcher(opts: MatcherOptions): Matcher {
       request: full ?? requestKeys(request, norm),
       recordings,
       keys,
-      full: (i) => requestKeys(recordings[i]!.request, norm),
+      full: fulls,
       requestBody: request,
       requestText: (i) => (texts ??= new RequestTexts(recordings)).get(i),
       used: index.usedFlags(),
