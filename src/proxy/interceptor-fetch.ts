@@ -10,7 +10,7 @@
  * a fetch replaced before the import, never on replay.
  */
 import { TapedeckError } from '../errors.ts';
-import { fetchInterceptorRunning, withoutQuery } from './own-fetch.ts';
+import { fetchInterceptorRunning, interceptorAtImport, withoutQuery } from './own-fetch.ts';
 
 /** How MSW's own errors begin (`[MSW] Cannot bypass a request when using the "error" strategy ...`). */
 const MSW_WORDS = /^\[MSW\]/;
@@ -23,13 +23,14 @@ const HINT =
  * Whether `res` was made up by a running request interceptor rather than fetched: Node's fetch
  * gives the answers it receives the type `basic`, and an answer built in JavaScript
  * (`new Response(...)`, which is how an interceptor's handler answers) is of type `default`.
- * A polyfill's answers are `default` too, hence the interceptor's mark on the global as well.
+ * A wrapper's or a polyfill's answers are `default` too, hence the interceptor's mark on the
+ * global, when the fetch was taken and now.
  *
  * @example
  * if (answeredByInterceptor(await f(url, init))) throw interceptorRefusal(url)
  */
 export function answeredByInterceptor(res: Response): boolean {
-  return res.type === 'default' && fetchInterceptorRunning();
+  return res.type === 'default' && interceptorAtImport && fetchInterceptorRunning();
 }
 
 /**

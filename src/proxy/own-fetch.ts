@@ -84,9 +84,16 @@ export function fetchInterceptorRunning(): boolean {
   return (globalThis as Record<symbol, unknown>)[FETCH_INTERCEPTOR] !== undefined;
 }
 
+/**
+ * Whether the fetch taken at import is MSW's: its interceptor was running then (it puts its
+ * fetch on the global as it starts). Another fetch put there before the import (a wrapper, a
+ * polyfill) is not, whatever interceptor starts later over the global.
+ */
+export const interceptorAtImport: boolean = fetchAtImport !== undefined && fetchInterceptorRunning();
+
 /** What the fetch taken at import was, for the warning: MSW's is named as such, not by its inner function's name. */
 const replacedBy = (f: typeof fetch): string =>
-  fetchInterceptorRunning() ? `MSW's request interceptor, started before llm-tapedeck was imported` : f.name ? `a function named ${JSON.stringify(f.name)}` : 'an unnamed function';
+  interceptorAtImport ? `MSW's request interceptor, started before llm-tapedeck was imported` : f.name ? `a function named ${JSON.stringify(f.name)}` : 'an unnamed function';
 
 /**
  * When the fetch taken at import is neither Node's own nor a test double: what a warning says

@@ -85,6 +85,21 @@ describe('tapes beside MSW', () => {
     expect(calledWith('refused case')).toBe(0);
   });
 
+  it('a fetch wrapper put in place before the import, and MSW started in beforeAll: recorded through the wrapper', { timeout: 150_000 }, async () => {
+    const { dir, tmp } = project('wrapper-then-msw', {
+      'vitest.config.mjs': config.replace("setupFiles: ['./msw-setup.mjs']", "setupFiles: ['./wrap-fetch.mjs', './msw-setup.mjs']"),
+      // A wrapper that logs and hands back a Response of its own, built in JavaScript as an
+      // interceptor's answers are: the provider's answer all the same, and not MSW's.
+      'wrap-fetch.mjs': "const inner = globalThis.fetch;\nglobalThis.fetch = async function loggedFetch(input, init) { const r = await inner(input, init); return new Response(r.body, r); };\n",
+      'msw-setup.mjs': setup('beforeAll', 'bypass', false),
+      'chat.test.mjs': chatTest('wrapper case'),
+    });
+    const run = await sh('npx vitest run', dir, { UPSTREAM: suite.upstream.url, TAPEDECK_MODE: 'update', TMPDIR: tmp });
+    expect(run.code, run.out).toBe(0);
+    expect(run.out).toMatch(/ANSWER Echo \d+: wrapper case Ada/);
+    expect(calledWith('wrapper case')).toBe(1);
+  });
+
   it('MSW started in beforeAll: the LLM call is recorded from the provider, MSW answers the app, CI replays offline', { timeout: 150_000 }, async () => {
     const { dir, tmp } = project('msw-before-all', {
       'vitest.config.mjs': config,
