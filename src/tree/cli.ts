@@ -92,8 +92,33 @@ export async function treeCommand(args: string[], write: OutputSink): Promise<nu
   await flush();
   for (const w of tapeWarnings) process.stderr.write(`${w.code} at byte ${w.offset}: ${w.message}\n`);
   for (const line of skippedLines(tree)) process.stderr.write(`${line}\n`);
-  for (const w of tree.warnings) process.stderr.write(`record ${w.index}${w.offset === undefined ? '' : ` at byte ${w.offset}`} not placed: ${w.code}: ${w.message}\n`);
+  for (const line of unplacedLines(tree)) process.stderr.write(`${line}\n`);
   return tapeWarnings.length + tree.warnings.length > 0 ? 1 : 0;
+}
+
+/**
+ * The records the tree could not place: the first of each reason in full, where it is, then the
+ * others left out for that reason in one line. An eval's tape of its own values ({ answer,
+ * score }) has one reason for every record, which was the same line again for each.
+ */
+function unplacedLines(tree: ConversationTree): string[] {
+  const byReason = new Map<string, ConversationTree['warnings']>();
+  for (const w of tree.warnings) {
+    const reason = `${w.code}: ${w.message}`;
+    const same = byReason.get(reason);
+    if (same) same.push(w);
+    else byReason.set(reason, [w]);
+  }
+  const out: string[] = [];
+  for (const [reason, [first, ...more]] of byReason) {
+    out.push(`record ${first!.index}${first!.offset === undefined ? '' : ` at byte ${first!.offset}`} not placed: ${reason}`);
+    if (more.length === 0) continue;
+    const n = more.map((w) => w.index);
+    const which = n.length <= 12 ? n.join(', ') : `${n.slice(0, 10).join(', ')}, …, ${n[n.length - 1]}`;
+    const records = (k: number) => (k === 1 ? 'record' : 'records');
+    out.push(`... and ${more.length.toLocaleString('en-US')} more ${records(more.length)} not placed for the same reason: ${records(n.length)} ${which}`);
+  }
+  return out;
 }
 
 // What tree.skipped says of a record, and how the summary names one and several of them.
