@@ -13,6 +13,7 @@ import type { HttpRecord, StoredHeaders } from '../store/records.ts';
 import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_IDLE_TIMEOUT_MS, timeoutOption, type UpstreamTimeouts } from './timeouts.ts';
 import { FINAL_EVENT_MARKERS } from '../providers/index.ts';
 import { proxyVariableFor } from './env-proxy.ts';
+import { tunnelConnector } from './env-proxy-tunnel.ts';
 
 /**
  * An upstream URL split into the URL without credentials and, when it had `user:password@`, the
@@ -150,15 +151,14 @@ async function defaultAgentClass(): Promise<AgentClass | undefined> {
  */
 export type LinkSurface = 'serve' | 'fetch';
 
-const HINTS: Record<LinkSurface, { unreachable: string; connect: string; dispatcher: string; idle: string; shutdown: string; envProxy: string }> = {
+const HINTS: Record<LinkSurface, { unreachable: string; connect: string; dispatcher: string; idle: string; shutdown: string; proxy: string; envProxy?: string }> = {
   serve: {
     unreachable: 'Check --upstream and the network, or replay from the tape (--mode replay).',
     connect: 'Check --upstream and the network, or raise the limit: tapedeck serve --connect-timeout <ms> (connectTimeoutMs).',
     dispatcher: 'Check --upstream and the network, or raise the connect timeout of the dispatcher you installed (setGlobalDispatcher).',
     idle: 'If the model needs longer to answer, raise the limit: tapedeck serve --idle-timeout <ms> (idleTimeoutMs).',
     shutdown: 'Retry against a running proxy; raise --shutdown-timeout <ms> (shutdownTimeoutMs) to let long answers finish at shutdown.',
-    envProxy:
-      "tapedeck serve connects to the upstream directly, as Node's fetch does. To go through the proxy: npm install -D undici; a file use-proxy.mjs holding `import { setGlobalDispatcher, EnvHttpProxyAgent } from 'undici'; setGlobalDispatcher(new EnvHttpProxyAgent());`; then start NODE_OPTIONS=--import=./use-proxy.mjs npx tapedeck serve ... (docs/proxy.md, \"Behind a forward proxy\").",
+    proxy: 'Check the proxy the variable names (and NO_PROXY) and --upstream, or replay from the tape (--mode replay).',
   },
   fetch: {
     unreachable: "Check the network and the client's base URL, or replay from the tape (TAPEDECK_MODE=replay, or createFetch mode 'replay').",
@@ -166,6 +166,7 @@ const HINTS: Record<LinkSurface, { unreachable: string; connect: string; dispatc
     dispatcher: "Check the network and the client's base URL, or raise the connect timeout of the dispatcher you installed (setGlobalDispatcher).",
     idle: 'If the model needs longer to answer, raise the limit: createFetch({ idleTimeoutMs }).',
     shutdown: 'Wait for the answers before closing the fetch, or raise createFetch({ shutdownTimeoutMs }) to let long answers finish at close.',
+    proxy: "Check the proxy the variable names (and NO_PROXY) and the client's base URL, or replay from the tape (TAPEDECK_MODE=replay).",
     envProxy:
       "createFetch connects to the API directly, as Node's fetch does. To go through the proxy, install a dispatcher that reads the variables before recording: setGlobalDispatcher(new EnvHttpProxyAgent()) from the undici package (or give the SDK a ProxyAgent as fetchOptions.dispatcher) (docs/proxy.md, \"Behind a forward proxy\").",
   },
@@ -180,6 +181,9 @@ export class UpstreamLink {
   readonly idleTimeoutMs: number;
   private readonly calls = new Set<UpstreamCall>();
   private dispatcher: Promise<Dispatcher | undefined> | undefined;
+  /** The agent that tunnels through the proxy the environment names (tapedeck serve only). */
+  private tunnel: Promise<Dispatcher | undefined> | undefined;
+  private readonly surface: LinkSurface;
   private shutdownMessage: string | undefined;
   private readonly fetchImpl: typeof fetch;
   /** Node's own fetch, which takes an undici dispatcher (the connect timeout lives there). */
@@ -195,6 +199,7 @@ export class UpstreamLink {
    */
   constructor(fetchImpl: typeof fetch | undefined, opts: UpstreamTimeouts, surface: LinkSurface = 'serve') {
     this.hints = HINTS[surface];
+    this.surface = surface;
     // None given: Node's own fetch taken at import; under a DOM test environment its fetch,
     // wrapped, which takes no dispatcher; refused calls when the global was a stub already then
     // (./dom-fetch.ts).
@@ -221,8 +226,11 @@ export class UpstreamLink {
     this.calls.delete(call);
   }
 
-  /** @internal The fetch and extra init for one call; `own` is the caller's dispatcher. */
-  async fetchFor(own?: Dispatcher): Promise<{ fetch: typeof fetch; dispatcher?: Dispatcher; own?: true }> {
+  /**
+   * @internal The fetch and extra init for one call to `url`; `own` is the caller's dispatcher.
+   * `proxied`: the environment variable whose proxy the call goes through.
+   */
+  async fetchFor(own?: Dispatcher, url?: string): Promise<{ fetch: typeof fetch; dispatcher?: Dispatcher; own?: true; proxied?: string }> {
     // The caller's dispatcher (a ProxyAgent, an Agent with its CA, a unix socket) is how its
     // calls reach the API: fetch honours it, and so must a tapedeck fetch standing in for fetch,
     // or the call goes around the proxy the user routed it through. Its connect timeout counts.
@@ -231,6 +239,17 @@ export class UpstreamLink {
     // double) may not understand this undici's dispatcher. Without one (a global dispatcher the
     // user installed), the connect timeout is that dispatcher's; the idle timer still runs.
     if (!this.native) return { fetch: this.fetchImpl };
+    // tapedeck serve is a command, run where curl is: behind a corporate proxy it goes out the
+    // way the environment says (HTTPS_PROXY, HTTP_PROXY, NO_PROXY), as Node's fetch never does.
+    // createFetch stands in for the app's fetch, which connects directly: it only says so.
+    const proxied = this.surface === 'serve' && url !== undefined ? proxyVariableFor(url) : undefined;
+    if (proxied !== undefined) {
+      this.tunnel ??= defaultAgentClass().then((A) =>
+        A ? new A({ connect: tunnelConnector(process.env[proxied] ?? '', proxied, this.connectTimeoutMs), headersTimeout: 0, bodyTimeout: 0 }) : undefined,
+      );
+      const tunnel = await this.tunnel;
+      if (tunnel) return { fetch: this.fetchImpl, dispatcher: tunnel, proxied };
+    }
     this.dispatcher ??= defaultAgentClass().then((A) =>
       A ? new A({ connect: { timeout: this.connectTimeoutMs }, headersTimeout: 0, bodyTimeout: 0 }) : undefined,
     );
@@ -259,8 +278,10 @@ export class UpstreamLink {
   /** Aborts what is left and closes the connections. */
   async close(): Promise<void> {
     this.shutdown(this.shutdownMessage ?? 'tapedeck was closed before the upstream answered.');
-    const d = await this.dispatcher?.catch(() => undefined);
-    await d?.destroy().catch(() => {});
+    for (const p of [this.dispatcher, this.tunnel]) {
+      const d = await p?.catch(() => undefined);
+      await d?.destroy().catch(() => {});
+    }
   }
 }
 
@@ -384,8 +405,10 @@ export class UpstreamCall {
     this.arm();
     let up: Response;
     let connectLimit: number | undefined;
+    let proxied: string | undefined;
     try {
-      const { fetch: f, dispatcher, own } = await this.link.fetchFor(this.via);
+      const { fetch: f, dispatcher, own, proxied: via } = await this.link.fetchFor(this.via, this.url);
+      proxied = via;
       if (dispatcher && !own) connectLimit = this.link.connectTimeoutMs;
       if (this.stopped) throw STOP;
       up = await f(this.url, {
@@ -398,7 +421,7 @@ export class UpstreamCall {
       } as RequestInit);
     } catch (e) {
       this.end();
-      throw this.stopError('headers') ?? (refusedByEnvironment(e) ? e : unreachable(this.url, e, connectLimit, this.link.hints));
+      throw this.stopError('headers') ?? (refusedByEnvironment(e) ? e : unreachable(this.url, e, connectLimit, this.link.hints, proxied));
     }
     this.disarm();
     if (!up.body || NULL_BODY.has(up.status)) {
@@ -444,9 +467,10 @@ export class UpstreamCall {
  * `connectTimeoutMs` is the limit when it was ours; undefined when the dispatcher the user
  * installed set it.
  */
-function unreachable(url: string, e: unknown, connectTimeoutMs: number | undefined, hints: (typeof HINTS)[LinkSurface]): TapedeckError {
+function unreachable(url: string, e: unknown, connectTimeoutMs: number | undefined, hints: (typeof HINTS)[LinkSurface], proxied?: string): TapedeckError {
   const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-  const why = cause?.code ?? cause?.message ?? (e instanceof Error ? e.message : String(e));
+  // Through a proxy, the tunnel's own words say which hop failed (./env-proxy-tunnel.ts).
+  const why = (proxied ? cause?.message : undefined) ?? cause?.code ?? cause?.message ?? (e instanceof Error ? e.message : String(e));
   let origin = url;
   try {
     origin = new URL(url).origin;
@@ -459,7 +483,7 @@ function unreachable(url: string, e: unknown, connectTimeoutMs: number | undefin
       upstream: safeUrl(url),
       timeout: 'connect',
       ...(connectTimeoutMs === undefined ? {} : { limitMs: connectTimeoutMs }),
-      hint: connectTimeoutMs === undefined ? hints.dispatcher : (envProxyHint(url, hints) ?? hints.connect),
+      hint: proxied ? `${proxied}: ${hints.proxy}` : connectTimeoutMs === undefined ? hints.dispatcher : (envProxyHint(url, hints) ?? hints.connect),
     });
   }
   // Reached, then dropped: the address is right, and "check the base URL" would mislead.
@@ -473,11 +497,11 @@ function unreachable(url: string, e: unknown, connectTimeoutMs: number | undefin
     });
   }
   // Behind a corporate proxy the variables name the way out, which our own agent does not take.
-  const proxyVar = connectTimeoutMs === undefined ? undefined : proxyVariableFor(url);
+  const proxyVar = connectTimeoutMs === undefined || proxied || !hints.envProxy ? undefined : proxyVariableFor(url);
   return new TapedeckError('E_UPSTREAM', `Upstream ${origin} is unreachable (${why})${proxyVar ? `; ${proxyVar} is set, but was not used` : ''}.`, {
     upstream: origin,
     cause: why,
-    hint: (proxyVar && envProxyHint(url, hints)) ?? hints.unreachable,
+    hint: proxied ? `${proxied}: ${hints.proxy}` : ((proxyVar && envProxyHint(url, hints)) ?? hints.unreachable),
   });
 }
 
@@ -486,7 +510,7 @@ function unreachable(url: string, e: unknown, connectTimeoutMs: number | undefin
  * not take (see ./env-proxy.ts), or undefined when it names none.
  */
 function envProxyHint(url: string, hints: (typeof HINTS)[LinkSurface]): string | undefined {
-  const name = proxyVariableFor(url);
+  const name = hints.envProxy === undefined ? undefined : proxyVariableFor(url);
   return name === undefined ? undefined : `${name} is set, but ${hints.envProxy}`;
 }
 
