@@ -10,6 +10,7 @@
  * llm-tapedeck loaded (./own-fetch.ts), whatever a test put on the global since; one that was
  * not Node's own then (a stub set before the import) is not recorded from: its calls are refused.
  */
+import { Readable } from 'node:stream';
 import { TapedeckError } from '../errors.ts';
 import { answeredByInterceptor, interceptorRefusal, mswRefusal } from './interceptor-fetch.ts';
 import { fetchAtImport, nodeFetch, replacedFetchNote, stubbedFetchError } from './own-fetch.ts';
@@ -28,6 +29,28 @@ function domEnvironment(): string | undefined {
   if (typeof process === 'undefined' || !process.versions?.node) return undefined;
   const ua = (globalThis as { navigator?: { userAgent?: unknown } }).navigator?.userAgent;
   return typeof ua === 'string' && /\bHappyDOM\//.test(ua) ? 'happy-dom' : undefined;
+}
+
+/** Statuses whose answer has no body (a Response with one cannot be made). */
+const NO_BODY = new Set([101, 103, 204, 205, 304]);
+
+/**
+ * A polyfill's answer as a web Response: node-fetch 2 (on the global in projects written for a
+ * Node without fetch) gives its body as a Node stream, which the upstream link cannot read
+ * ("getReader is not a function"). Any other answer is returned as it is, untouched.
+ *
+ * @example
+ * const res = webResponse(await nodeFetch(url)) // res.body.getReader() works
+ */
+function webResponse(res: Response): Response {
+  const body = res.body as unknown;
+  if (body === null || body === undefined || typeof (body as { getReader?: unknown }).getReader === 'function') return res;
+  if (!(body instanceof Readable)) return res;
+  const headers = new Headers();
+  for (const [name, value] of res.headers as unknown as Iterable<[string, string]>) headers.append(name, value);
+  const web = NO_BODY.has(res.status) ? null : (Readable.toWeb(body) as unknown as ReadableStream<Uint8Array>);
+  if (web === null) body.destroy();
+  return new Response(web, { status: res.status, statusText: res.statusText, headers });
 }
 
 /** The URL a fetch was called with, for messages. */
@@ -62,7 +85,7 @@ export function defaultUpstreamFetch(): typeof fetch {
     return (input, init) =>
       through(input, init).then(
         (res) => {
-          if (!answeredByInterceptor(res)) return res;
+          if (!answeredByInterceptor(res)) return webResponse(res);
           void res.body?.cancel().catch(() => undefined);
           const err = interceptorRefusal(urlOf(input));
           refusals.add(err);
