@@ -31,6 +31,7 @@ import { httpRecordExchange } from './proxy-record.ts';
 import { continuedMessages, normalizeExchange } from './response.ts';
 import { joinSplitAnswers, type RecordedAnswers } from './split-answers.ts';
 import { isBytes } from '../bytes.ts';
+import { otherKeysNote } from './other-keys-note.ts';
 
 /** One message of a recorded conversation. */
 export interface TreeNode {
@@ -201,7 +202,9 @@ export interface FindResult {
    * A miss of a request body looked up without `normalize.endpoint` in a tree holding recordings
    * of APIs whose endpoint decides how a body is keyed (Gemini and Bedrock name the model and the
    * operation in the URL, Ollama and Azure deployments the shape): why it may have missed, and
-   * what to pass. Absent on hits, and where the body's endpoint cannot matter.
+   * what to pass. Also a miss whose whole conversation is recorded, with answers at its end for
+   * other requests only: what those were recorded for (another model; other tools or options).
+   * Absent on hits, and where neither applies.
    */
   note?: string;
   /**
@@ -984,6 +987,8 @@ export class ConversationTree {
           const hint = this.endpointHint(input as Record<string, unknown>, body.normalize, h.key);
           if (hint !== undefined) Object.assign(result, hint);
         }
+        // The conversation is recorded to its end, answered for other requests only: say so.
+        if (result.note === undefined && end.alternatives.length > 0) result.note = otherKeysNote(end.alternatives, (h as { view?: { model?: unknown } }).view?.model);
       } else {
         const servedAt = this.now();
         alt.uses++;
