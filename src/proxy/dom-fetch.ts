@@ -53,6 +53,17 @@ function webResponse(res: Response): Response {
   return new Response(web, { status: res.status, statusText: res.statusText, headers });
 }
 
+/**
+ * `f`, its answers read as web Responses (see webResponse): for a fetch given as an option,
+ * which may be node-fetch 2.
+ *
+ * @example
+ * const link = new UpstreamLink(webAnswers(nodeFetch), {})
+ */
+export function webAnswers(f: typeof fetch): typeof fetch {
+  return (input, init) => f(input, init).then(webResponse);
+}
+
 /** The URL a fetch was called with, for messages. */
 const urlOf = (input: string | URL | Request): string => (typeof input === 'string' ? input : input instanceof URL ? input.href : input.url);
 

@@ -6,7 +6,7 @@ import { TapedeckError } from '../errors.ts';
 import { withoutTrailingSlashes } from '../store/upstream-prefix.ts';
 import { hiddenUserinfo } from '../store/url-userinfo.ts';
 import { forwardHeaders, NULL_BODY } from './fetch-headers.ts';
-import { defaultUpstreamFetch, refusedByEnvironment } from './dom-fetch.ts';
+import { defaultUpstreamFetch, refusedByEnvironment, webAnswers } from './dom-fetch.ts';
 import { nodeFetch } from './own-fetch.ts';
 import { UNSTORED_RESPONSE_HEADERS, type DeckRequest } from './deck.ts';
 import type { HttpRecord, StoredHeaders } from '../store/records.ts';
@@ -203,8 +203,10 @@ export class UpstreamLink {
     // None given: Node's own fetch taken at import; under a DOM test environment its fetch,
     // wrapped, which takes no dispatcher; refused calls when the global was a stub already then
     // (./dom-fetch.ts).
-    this.fetchImpl = fetchImpl ?? defaultUpstreamFetch();
-    this.native = (nodeFetch !== undefined && this.fetchImpl === nodeFetch) || this.fetchImpl === globalThis.fetch;
+    const given = fetchImpl ?? defaultUpstreamFetch();
+    this.native = (nodeFetch !== undefined && given === nodeFetch) || given === globalThis.fetch;
+    // A fetch given as an option may answer with a Node stream for a body (node-fetch 2).
+    this.fetchImpl = fetchImpl === undefined || this.native ? given : webAnswers(given);
     this.connectTimeoutMs = timeoutOption(opts, 'connectTimeoutMs', DEFAULT_CONNECT_TIMEOUT_MS);
     this.idleTimeoutMs = timeoutOption(opts, 'idleTimeoutMs', DEFAULT_IDLE_TIMEOUT_MS);
   }
