@@ -100,6 +100,37 @@ describe('tapes beside MSW', () => {
     expect(calledWith('wrapper case')).toBe(1);
   });
 
+  it("an MSW handler that answers with the test's tape records, replays, and a miss fails the test", { timeout: 150_000 }, async () => {
+    const { dir, tmp } = project('msw-handler-tape', {
+      'vitest.config.mjs': config,
+      'msw-setup.mjs': setup('beforeAll', 'error', false),
+      'chat.test.mjs': `import OpenAI from 'openai';
+import { http } from 'msw';
+import { test, expect } from 'llm-tapedeck/vitest';
+import { server } from './msw-setup.mjs';
+test('asks', async ({ tape }) => {
+  server.use(http.all(process.env.UPSTREAM + '/v1/*', ({ request }) => tape.fetch(request)));
+  // App code: its client takes no fetch option.
+  const client = new OpenAI({ apiKey: 'sk-test', baseURL: process.env.UPSTREAM + '/v1', maxRetries: 0 });
+  const c = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'handler case' + (process.env.EDIT ?? '') }] });
+  console.log('ANSWER ' + c.choices[0].message.content);
+});
+`,
+    });
+    const recorded = await sh('npx vitest run', dir, { UPSTREAM: suite.upstream.url, TAPEDECK_MODE: 'update', TMPDIR: tmp });
+    expect(recorded.code, recorded.out).toBe(0);
+    expect(recorded.out).toMatch(/ANSWER Echo \d+: handler case/);
+    expect(recorded.out).toContain('1 recording added');
+    expect(calledWith('handler case')).toBe(1);
+    const replayed = await sh('npx vitest run', dir, { UPSTREAM: suite.upstream.url, CI: 'true', TMPDIR: tmp });
+    expect(replayed.code, replayed.out).toBe(0);
+    expect(replayed.out).toMatch(/ANSWER Echo \d+: handler case/);
+    const missed = await sh('npx vitest run', dir, { UPSTREAM: suite.upstream.url, CI: 'true', EDIT: ' edited', TMPDIR: tmp });
+    expect(missed.code, missed.out).toBe(1);
+    expect(missed.out).toContain('tapedeck miss');
+    expect(calledWith('handler case')).toBe(1);
+  });
+
   it('MSW started in beforeAll: the LLM call is recorded from the provider, MSW answers the app, CI replays offline', { timeout: 150_000 }, async () => {
     const { dir, tmp } = project('msw-before-all', {
       'vitest.config.mjs': config,
