@@ -43,6 +43,7 @@ import { CREDENTIALS } from '../providers/index.ts';
 import { pairsMasked } from './aws-pairs.ts';
 import { CREDENTIAL, credentialFrom, mayHoldCredential, maskCredential, maskShapes, replaceCredentials, searchedJsonText, shapesIn } from './credential.ts';
 import { envSecrets } from './env-secrets.ts';
+import { headersMember } from './headers-member.ts';
 import { queryCredential } from './query-credential.ts';
 import { secretByLastWord } from './secret-words.ts';
 import { typedValue } from './typed-redact.ts';
@@ -886,7 +887,7 @@ export function redactor(opts: RedactOptions = {}): Redactor {
 
   /** A member's value as value() stores it (by its name: masked, a base64 file read, or redacted within). */
   const memberValue = (obj: Record<string, unknown>, k: string, x: unknown, depth: number): unknown =>
-    masks(k, x) ? maskValue(x) : k === 'data' && typeof x === 'string' && scan ? text(file(x, mediaOf(obj))) : value(x, depth + 1);
+    masks(k, x) ? maskValue(x) : k === 'data' && typeof x === 'string' && scan ? text(file(x, mediaOf(obj))) : k === 'headers' ? headersMember(obj, x, value(x, depth + 1), self) : value(x, depth + 1);
 
   const value = (v: unknown, depth: number): unknown => {
     if (typeof v === 'string') return text(v);
