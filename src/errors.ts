@@ -61,7 +61,9 @@ import { brand } from './error-brand.ts';
  *   tape while the network is blocked (`blockNetwork`).
  * - `E_FETCH_STUBBED`: a live call (record, update or passthrough mode) refused because the global
  *   fetch was already replaced (a test's stub or spy) when llm-tapedeck was imported and no
- *   `fetch` option was given: its answers would have been recorded as the provider's.
+ *   `fetch` option was given: its answers would have been recorded as the provider's. Also a live
+ *   call that MSW's interceptor, on the global fetch since before the import, answered or refused
+ *   itself.
  * - `E_CHAOS_SPEC`: a chaos SPEC (`--chaos`) or an `x-tapedeck-chaos` header naming no fault.
  * - `E_CHAOS_MODE`: chaos asked for in record, update or passthrough mode without `--chaos-live`.
  * - `E_CHAOS`: an answer chaos injected (in the provider's error shape where it has one), never
