@@ -122,6 +122,9 @@ function dispatch(input: string | URL | Request, init?: RequestInit): Promise<Re
   );
 }
 
+/** Whether the warning for a switch of every host beside MSW was given (once a process). */
+let warnedAllHosts = false;
+
 /**
  * Routes `globalThis.fetch` through `opts.fetch` until uninstalled; other hosts pass through
  * (or are refused with `blockNetwork`). Switches nest: uninstalling one restores the routing of
@@ -163,6 +166,15 @@ export function installFetchSwitch(opts: FetchSwitchOptions): FetchSwitch {
         hint: `List the host (and port) alone: ${JSON.stringify(host).replaceAll('"', "'")}.`,
       });
     }
+  }
+  // Every host to the tape while MSW answers some of them: MSW's handlers no longer apply to
+  // those, and recording sends them to the network instead. Said once a process.
+  if (hosts === undefined && !warnedAllHosts && fetchInterceptorRunning()) {
+    warnedAllHosts = true;
+    process.emitWarning(
+      "tapedeck: the fetch switch routes every host through the tape (no hosts given) while MSW is running: the requests MSW answers go to the tape instead, and recording sends them to the network. List the LLM's hosts only, e.g. install({ hosts: ['api.openai.com'] }), and MSW keeps answering the rest.",
+      { code: 'TAPEDECK_SWITCH_ALL_HOSTS' },
+    );
   }
   const scope: Scope = {
     opts,

@@ -33,6 +33,23 @@ describe('blockNetwork beside MSW', () => {
     }
   });
 
+  it('installed with no hosts while MSW runs: a warning says that the hosts MSW answers go to the tape too', async () => {
+    const warnings: { code?: string; message: string }[] = [];
+    const listen = (w: Error & { code?: string }) => warnings.push({ code: w.code, message: w.message });
+    process.on('warning', listen);
+    try {
+      const sw = installFetchSwitch({ fetch: tape });
+      sw.uninstall();
+      // Warnings are emitted on the next turn.
+      await new Promise((r) => setImmediate(r));
+    } finally {
+      process.off('warning', listen);
+    }
+    const said = warnings.find((w) => w.code === 'TAPEDECK_SWITCH_ALL_HOSTS');
+    expect(said?.message).toContain('MSW');
+    expect(said?.message).toContain("hosts: ['api.openai.com']");
+  });
+
   it('listed in allowHosts, MSW answers it', async () => {
     const sw = installFetchSwitch({ fetch: tape, hosts: ['api.openai.com'], blockNetwork: true, allowHosts: ['api.myapp.test'] });
     try {
