@@ -86,15 +86,18 @@ export function defaultUpstreamFetch(): typeof fetch {
   if (nodeFetch !== undefined && env === undefined) {
     // Replaced before the import, by no test double: recorded through, said once.
     if (replacedFetchNote === undefined) return nodeFetch;
-    if (!noted) {
-      noted = true;
-      process.emitWarning(replacedFetchNote, { code: 'TAPEDECK_FETCH_REPLACED' });
-    }
+    const note = replacedFetchNote;
     // A request interceptor (MSW) may be that fetch: what it answers or refuses itself is no
     // provider's answer, nor an unreachable provider (./interceptor-fetch.ts).
     const through = nodeFetch;
-    return (input, init) =>
-      through(input, init).then(
+    return (input, init) => {
+      // Said with the first call that goes out, not when a tape opens: a replay run sends
+      // nothing, and an APM agent's wrapper would have it printed on every CI run.
+      if (!noted) {
+        noted = true;
+        process.emitWarning(note, { code: 'TAPEDECK_FETCH_REPLACED' });
+      }
+      return through(input, init).then(
         (res) => {
           if (!answeredByInterceptor(res)) return webResponse(res);
           void res.body?.cancel().catch(() => undefined);
@@ -110,6 +113,7 @@ export function defaultUpstreamFetch(): typeof fetch {
           throw err;
         },
       );
+    };
   }
   if (env === undefined || f === undefined || nodeFetch === undefined) {
     return (input) => {
