@@ -127,6 +127,7 @@ const SKIPPED_NAMES: Record<string, [string, string]> = {
   'a token count, not a conversation': ['token count, not conversation', 'token counts, not conversations'],
   'an MCP exchange, not a conversation': ['MCP exchange, not conversation', 'MCP exchanges, not conversations'],
   'a realtime session, not a conversation': ['realtime session, not conversation', 'realtime sessions, not conversations'],
+  'a byte-exact replay entry, not a conversation': ['byte-exact replay entry, not conversation', 'byte-exact replay entries, not conversations'],
 };
 
 /** One line per kind of call the tree left out (embeddings calls, token counts), with their record numbers. */

@@ -26,7 +26,7 @@ import { TapedeckError } from '../errors.ts';
 import { requestKey, requestKeys } from '../match/matcher.ts';
 import { detectProvider, normalizeRequest, routeOf, routeShapeOf } from '../providers/index.ts';
 import type { Endpoint, NormalizeOptions } from '../providers/types.ts';
-import { isHttpRecord, isMcpRecord, isRealtimeRecord } from '../store/records.ts';
+import { isHttpRecord, isMcpRecord, isRealtimeRecord, REPLAY_RECORD_KIND } from '../store/records.ts';
 import { httpRecordExchange } from './proxy-record.ts';
 import { continuedMessages, normalizeExchange } from './response.ts';
 import { joinSplitAnswers, type RecordedAnswers } from './split-answers.ts';
@@ -640,7 +640,14 @@ export class ConversationTree {
       // An agent's tool tape (MCP exchanges) or a voice session is no LLM conversation: counted
       // as not shown, so that such a tape does not read as an empty one. A realtime session is
       // one `session` record and its parts; the session is counted.
-      const kind = isMcpRecord(rec) ? 'an MCP exchange' : isRealtimeRecord(rec) && rec.role === 'session' ? 'a realtime session' : undefined;
+      const kind = isMcpRecord(rec)
+        ? 'an MCP exchange'
+        : isRealtimeRecord(rec) && rec.role === 'session'
+          ? 'a realtime session'
+          : // A byte-exact replay store's entry: an answer kept by trace token (docs/replay.md).
+            isObj(rec) && rec.kind === REPLAY_RECORD_KIND
+            ? 'a byte-exact replay entry'
+            : undefined;
       if (kind !== undefined) this.skipped.push({ index, offset, code: 'E_TREE', message: `${kind}, not a conversation` });
       return;
     }
