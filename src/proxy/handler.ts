@@ -597,7 +597,10 @@ export function handlerFor(opts: HandlerOptions): TapedeckHandler {
       path === '/__tapedeck/health'
         ? JSON.stringify({ status: closing ? 'closing' : deck ? 'ok' : 'starting', version: VERSION, mode: deck?.mode, tape: opts.tape, recordings: deck?.stats().recordings ?? 0 })
         : JSON.stringify(stats());
-    res.writeHead(req.method === 'GET' || req.method === 'HEAD' ? 200 : 405, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store' });
+    // A page of this machine (a browser-mode test) reads them too, to fail on a miss its
+    // component caught (./page-origin.ts); other origins get no access.
+    const page = req.headers.origin === undefined ? undefined : pageAccess(req.headers.origin);
+    res.writeHead(req.method === 'GET' || req.method === 'HEAD' ? 200 : 405, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store', ...page });
     res.end(req.method === 'HEAD' ? undefined : body);
     return true;
   }

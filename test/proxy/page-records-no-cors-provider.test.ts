@@ -69,6 +69,27 @@ describe.skipIf(skip !== undefined)('a page on this machine recording through ta
     }
   });
 
+  it("reads the proxy's stats, to fail its own test on a miss the component caught", async () => {
+    const rec = await startProxy({ tape: join(suite.dir, 'stats.tape'), mode: 'replay', port: 0, onMiss: () => {} });
+    try {
+      expect(await fromPage('localhost', rec.url, 'never recorded')).toMatch(/^400 /);
+      const p = await browser!.newPage();
+      await p.goto(`http://localhost:${(page.address() as AddressInfo).port}/`);
+      const got = await p.evaluate(async (base) => {
+        try {
+          const s = (await (await fetch(`${base}/__tapedeck/stats`)).json()) as { misses: number; missed: string[] };
+          return `${s.misses} ${s.missed.length}`;
+        } catch (e) {
+          return `threw ${(e as Error).message}`;
+        }
+      }, rec.url);
+      await p.close();
+      expect(got).toBe('1 1');
+    } finally {
+      await rec.close();
+    }
+  });
+
   it('a page of another origin still reads nothing of a live answer', async () => {
     const rec = await startProxy({ tape: join(suite.dir, 'other.tape'), mode: 'update', upstream: suite.upstream.url, port: 0 });
     try {
