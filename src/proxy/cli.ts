@@ -11,6 +11,7 @@ import { TAPE_MODES, type TapeMode } from '../store/mode.ts';
 import { startProxy, type ServeOptions } from './server.ts';
 import { upstreamTarget } from './upstream.ts';
 import { redactor } from '../store/redact.ts';
+import { proxyVariableFor } from './env-proxy.ts';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './timeouts.ts';
 import { DurableReplayStore } from '../replay/durable.ts';
 import { loadHooksModule } from './hooks-module.ts';
@@ -373,6 +374,9 @@ export async function serveCommand(args: string[]): Promise<number> {
   // proxy (a Python conftest, a shell script) has no other way to learn where to send requests.
   if (opts.quiet && opts.port === 0) process.stdout.write(`${proxy.url}\n`);
   const s = proxy.handler.stats();
-  log(`tapedeck serve: listening on ${proxy.url} (mode ${s.mode}, ${opts.store !== undefined ? `store ${s.tape ?? '-'}` : `tape ${opts.tape ?? '-'}`}, ${s.recordings} recording(s)${s.mcpRecordings ? `, ${s.mcpRecordings} MCP exchange(s)` : ''}${s.realtimeSessions ? `, ${s.realtimeSessions} realtime session(s)` : ''}${opts.upstream ? `, upstream ${shownUpstream(opts.upstream)}` : ''})`);
+  // Behind a corporate proxy the calls go out through it (./env-proxy-tunnel.ts): said by the
+  // variable's name, never its value, which may hold a password. A replay sends nothing.
+  const via = opts.upstream && s.mode !== 'replay' ? proxyVariableFor(upstreamTarget(opts.upstream).base) : undefined;
+  log(`tapedeck serve: listening on ${proxy.url} (mode ${s.mode}, ${opts.store !== undefined ? `store ${s.tape ?? '-'}` : `tape ${opts.tape ?? '-'}`}, ${s.recordings} recording(s)${s.mcpRecordings ? `, ${s.mcpRecordings} MCP exchange(s)` : ''}${s.realtimeSessions ? `, ${s.realtimeSessions} realtime session(s)` : ''}${opts.upstream ? `, upstream ${shownUpstream(opts.upstream)}${via ? ` through the proxy ${via} names` : ''}` : ''})`);
   return stopped;
 }
