@@ -2,8 +2,8 @@
 // made at 0.2 answers a request at 0.7. That keeps tests replaying when a temperature is nudged,
 // but an eval that sweeps temperatures would report one temperature's answer for all of them
 // without a word. So an entry point that serves such a recording says which temperature answered
-// which. Only the serving path calls this, and a request whose bytes never spell `temperature`
-// costs one byte search, never a parse.
+// which. Only the serving path calls this, and only for a recording made at a sampling
+// temperature: replays of recordings at 0 or with none (every benchmark's) do no new work.
 
 const WORD = 'temperature';
 
@@ -37,8 +37,11 @@ const said = (t: number | undefined) => (t === undefined ? 'with no temperature 
 
 /**
  * The note for a request answered by a recording made at another sampling temperature, or
- * undefined when both name the same one (or neither names one). `request` is the body as sent:
- * bytes (parsed only when they contain the word `temperature`) or the value a cache was given.
+ * undefined when both name the same one. `request` is the body as sent (bytes) or the value a
+ * cache was given. Only a recording made at a sampling temperature is looked at (a recording at
+ * 0 answers only requests at 0: the key holds it; one made without a temperature is left
+ * alone), and then a request whose bytes spell the recording's own `"temperature":0.7` costs one
+ * byte search, never a parse: replays of every other recording do no new work.
  *
  * @example
  * const note = samplingNote(new TextEncoder().encode('{"temperature":0.7,"messages":[]}'), { temperature: 0.2, messages: [] });
@@ -46,14 +49,14 @@ const said = (t: number | undefined) => (t === undefined ? 'with no temperature 
  */
 export function samplingNote(request: Uint8Array | unknown, recorded: unknown): string | undefined {
   const made = temperatureOf(recorded);
+  if (made === undefined || made === 0) return undefined;
   let asked: number | undefined;
   if (request instanceof Uint8Array) {
-    if (spells(request)) {
-      try {
-        asked = temperatureOf(JSON.parse(new TextDecoder().decode(request)));
-      } catch {
-        return undefined; // not JSON (compressed, form data): nothing to compare
-      }
+    if (spells(request, made)) return undefined;
+    try {
+      asked = temperatureOf(JSON.parse(new TextDecoder().decode(request)));
+    } catch {
+      return undefined; // not JSON (compressed, form data): nothing to compare
     }
   } else asked = temperatureOf(request);
   if (asked === made) return undefined;
@@ -64,7 +67,18 @@ export function samplingNote(request: Uint8Array | unknown, recorded: unknown): 
   );
 }
 
-/** Whether the bytes contain the word `temperature` (a search, no decoding). */
-function spells(bytes: Uint8Array): boolean {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).indexOf(WORD) !== -1;
+/** The bytes searched for, for the temperature last asked about (a sweep asks about a few). */
+let needle: { t: number; bytes: Buffer } | undefined;
+
+/**
+ * Whether the bytes hold `"temperature":t` as JSON.stringify spells it (what the SDKs send),
+ * followed by no further digit: the request asks for the recording's own temperature.
+ */
+function spells(bytes: Uint8Array, t: number): boolean {
+  if (needle?.t !== t) needle = { t, bytes: Buffer.from(`"${WORD}":${JSON.stringify(t)}`) };
+  const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const at = b.indexOf(needle.bytes);
+  if (at === -1) return false;
+  const next = b[at + needle.bytes.length];
+  return next === undefined || !((next >= 0x30 && next <= 0x39) || next === 0x2e || next === 0x65 || next === 0x45);
 }
