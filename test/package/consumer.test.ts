@@ -14,10 +14,11 @@ import { pack, root, type Packed } from './packed.ts';
 
 let p: Packed;
 let upstream: Upstream;
+// npm pack of the build: seconds, more on a loaded CI machine than a hook's default 10 s.
 beforeAll(async () => {
   p = pack();
   upstream = await startUpstream();
-});
+}, 120_000);
 afterAll(async () => {
   await upstream?.close();
   p?.remove();

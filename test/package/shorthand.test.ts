@@ -35,9 +35,10 @@ describe('internal shorthand', () => {
   });
 
   let p: Packed;
+  // npm pack of the build: seconds, more on a loaded CI machine than a hook's default 10 s.
   beforeAll(() => {
     p = pack();
-  });
+  }, 120_000);
   afterAll(() => p?.remove());
 
   it('none in the files of the packed tarball', () => {
