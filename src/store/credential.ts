@@ -350,6 +350,24 @@ const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/?#@"'<>\\[\]]*:)([^\s/?#@"'
  */
 const PLACEHOLDER_PASSWORD = /^(?:[*x.]+|<[^>]*>|\$\{?[\w.-]+\}?|\{\{[^}]*\}\}|%\w+%|\[[^\]]*\]|\d{1,5}|(?:your|my|db)?[_-]?(?:pass(?:word)?|pwd|pw|secret|changeme))$/i;
 
+/**
+ * An Azure SAS token's signature in text without its URL (`sv=…&sp=rwdl&se=…&sig=AbCd…%3D`, pasted
+ * into a prompt or a tool's output): group 1 the signature, base64, often percent-encoded. In a URL
+ * the query rule masks it; alone, the token was stored as typed and granted its access to whoever
+ * read the tape. A masked one (`%5BREDACTED…`, `[REDACTED…]`) is no signature.
+ */
+const SAS_SIGNATURE = /(?<![\w%.-])sig=((?!%5B)[A-Za-z0-9%+/=]{20,})/gi;
+
+/**
+ * A Google OAuth refresh token (`1//0g…`, ~100 characters), JSON's `\/` for its slashes allowed.
+ * Not in CREDENTIAL: an alternative starting with a digit slowed every search of it, so it is
+ * looked for only in a text holding `1/` or `1\/` (one native search for the rest).
+ */
+const REFRESH_TOKEN = /(?<![\w/\\-])1(?:\\?\/){2}0[A-Za-z0-9_-]{40,}(?![\w-])/g;
+
+/** Whether a text may hold a SAS signature or a refresh token (the cheap test before their searches). */
+const signedText = (s: string): boolean => s.indexOf('sig=') >= 0 || s.indexOf('1//') >= 0 || s.indexOf('1\\/\\/') >= 0;
+
 /** Where a PEM private key body starts and ends in what PEM_PRIVATE_KEY took after the markers: the key, the spaces around it; undefined when it holds no key (prose naming the marker, a masked body). */
 function pemCore(body: string): { lead: string; key: string; trail: string } | undefined {
   const m = /^((?:\s|\\[rnt])*)([\s\S]*?)((?:\s|\\[rnt])*)$/.exec(body)!;
@@ -374,13 +392,18 @@ export function privateKeysIn(s: string): { index: number; text: string }[] {
 }
 
 /**
- * The PEM private key bodies and URL userinfo passwords of a text (what redaction's shapes()
- * masks), for credentialMatches.
+ * The PEM private key bodies, URL userinfo passwords, SAS signatures and Google refresh tokens of
+ * a text (what redaction's shapes() masks), for credentialMatches.
  */
 export function shapesIn(s: string): { index: number; text: string }[] {
   const out = privateKeysIn(s);
   if (s.indexOf('://') >= 0 && s.indexOf('@') >= 0)
     for (const m of s.matchAll(URL_PASSWORD)) if (!PLACEHOLDER_PASSWORD.test(m[2]!)) out.push({ index: m.index + m[1]!.length, text: m[2]! });
+  if (signedText(s)) {
+    // One in a URL's query is the query rule's to report (`tapedeck scan` names it so).
+    for (const m of s.matchAll(SAS_SIGNATURE)) if (!/[?#]\S*$/.test(s.slice(Math.max(0, m.index - 2048), m.index))) out.push({ index: m.index + 4, text: m[1]! });
+    for (const m of s.matchAll(REFRESH_TOKEN)) out.push({ index: m.index, text: m[0] });
+  }
   return out;
 }
 
@@ -399,5 +422,7 @@ export function maskShapes(s: string, mask: (v: string) => string): string {
       return core === undefined ? whole : head + core.lead + mask(core.key) + core.trail;
     });
   if (s.indexOf('://') >= 0 && s.indexOf('@') >= 0) s = s.replace(URL_PASSWORD, (whole: string, head: string, pw: string) => (PLACEHOLDER_PASSWORD.test(pw) ? whole : head + mask(pw)));
+  // Keyed, `sig=` kept in view; a refresh token masked as its slashes read, however JSON wrote them.
+  if (signedText(s)) s = s.replace(SAS_SIGNATURE, (_w: string, sig: string) => `sig=${mask(sig)}`).replace(REFRESH_TOKEN, (t) => mask(t.replace(/\\\//g, '/')));
   return s;
 }
