@@ -5,4 +5,4 @@
  * it is: the function that answers a page's searchedText (its first argument too), so the page's bundle, which
  * has a size budget, gains no code for them.
  */
-export { searchedText as pairsMasked, searchedText as formPairsMasked, searchedText as textPairsMasked } from './credential.browser.ts';
+export { searchedText as pairsMasked, searchedText as formPairsMasked, searchedText as textPairsMasked, searchedText as headerPairsMasked } from './credential.browser.ts';

@@ -176,3 +176,34 @@ export function textPairsMasked(masked: string, text: string, mask: (v: string) 
   const paired = pairedIn(text);
   return paired.length === 0 ? masked : maskPaired(masked, paired, mask);
 }
+
+/** Whether a header's value holds an access key id. */
+const idIn = (x: unknown): boolean => typeof x === 'string' && (x.indexOf('AKIA') >= 0 || x.indexOf('ASIA') >= 0);
+
+/**
+ * Request headers redacted (`out`, from `h` as sent), with the AWS secret access keys masked that
+ * a header of a plain name holds beside an id in another (`x-aws-access-key: AKIA…`,
+ * `x-aws-sak: wJalr…`): a header is redacted alone, so the secret was stored as sent. Read as the
+ * headers' lines (`name: value`), as a credentials file's two lines are; masked keyed, as the
+ * id's secret is elsewhere. `out` itself when no header holds an id (one search of each value).
+ *
+ * @example
+ * headerPairsMasked(redacted, { 'x-aws-access-key': 'AKIA…', 'x-aws-sak': 'wJalr…' }, mask) // redacted, `x-aws-sak` masked
+ */
+export function headerPairsMasked<H extends Record<string, unknown>>(out: H, h: H, mask: (v: string) => string): H {
+  const names = Object.keys(h);
+  if (!names.some((k) => idIn(h[k]) || (Array.isArray(h[k]) && (h[k] as unknown[]).some(idIn)))) return out;
+  // Each other header's line read just after the ids' lines: a secret stands within a short way
+  // of its id, and other headers (a long user agent) between them must not part them.
+  const lines = names.flatMap((k) => (Array.isArray(h[k]) ? (h[k] as unknown[]) : [h[k]]).filter((x): x is string => typeof x === 'string').map((x) => `${k}: ${x}`));
+  const ids = lines.filter(idIn).join('\n');
+  const paired = lines.flatMap((l) => (idIn(l) || l.length > 256 ? [] : pairedIn(`${ids}\n${l}`)));
+  if (paired.length === 0) return out;
+  const res: Record<string, unknown> = { ...out };
+  for (const k of names) {
+    const x = res[k];
+    if (typeof x === 'string') res[k] = maskPaired(x, paired, mask);
+    else if (Array.isArray(x)) res[k] = x.map((y: unknown) => (typeof y === 'string' ? maskPaired(y, paired, mask) : y));
+  }
+  return res as H;
+}

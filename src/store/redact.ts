@@ -40,7 +40,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 
 import { CREDENTIALS } from '../providers/index.ts';
-import { pairsMasked } from './aws-pairs.ts';
+import { headerPairsMasked, pairsMasked } from './aws-pairs.ts';
 import { CREDENTIAL, credentialFrom, mayHoldCredential, maskCredential, maskShapes, replaceCredentials, searchedJsonText, shapesIn } from './credential.ts';
 import { envSecrets } from './env-secrets.ts';
 import { headersMember } from './headers-member.ts';
@@ -1020,7 +1020,8 @@ export function redactor(opts: RedactOptions = {}): Redactor {
         else if (isLocation(k)) out[k] = typeof x === 'string' ? url(x) : Array.isArray(x) ? x.map(url) : x;
         else out[k] = typeof x === 'string' ? text(x) : Array.isArray(x) ? x.map(text) : x;
       }
-      return out as H;
+      // An AWS secret in a header of a plain name, its id in another (./aws-pairs.ts).
+      return headerPairsMasked(out, h, mask) as H;
     },
     // An AWS secret whose id is in another string of the document (./aws-pairs.ts).
     value: <T>(v: T): T => (keep ? v : pairsMasked(value(v, 0) as T, v, mask)),
