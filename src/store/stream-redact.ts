@@ -97,8 +97,8 @@ const AWS_ID_LENGTH = 20;
 /** Past this nesting a document's strings are not read as pieces (no provider's event comes near). */
 const MAX_PIECE_DEPTH = 64;
 
-/** The string members of each event, grouped by the event's kind and the member's place (`alone`: see textGroups). */
-function textStreams(events: readonly StreamEvent[], alone = true): Piece[][] {
+/** The string members of each event, grouped by the event's kind and the member's place (`alone`: see textGroups; `every`: all of them). */
+function textStreams(events: readonly StreamEvent[], alone = true, every = false): Piece[][] {
   const groups = new Map<string, Piece[]>();
   const visit = (v: unknown, path: string, event: number, depth: number): void => {
     if (v === null || typeof v !== 'object' || depth > MAX_PIECE_DEPTH) return;
@@ -122,7 +122,16 @@ function textStreams(events: readonly StreamEvent[], alone = true): Piece[][] {
       visit(d, `${e.kind}\u0000${j}\u0000${type}`, i, 0);
     });
   });
-  return textGroups(groups, alone);
+  return every ? [...groups.values()] : textGroups(groups, alone);
+}
+
+/** Whether a document holds an AWS access key id in a string (no allocation: asked of every event). */
+function holdsId(v: unknown, depth = 0): boolean {
+  if (typeof v === 'string') return v.indexOf('AKIA') >= 0 || v.indexOf('ASIA') >= 0;
+  if (v === null || typeof v !== 'object' || depth > MAX_PIECE_DEPTH) return false;
+  if (Array.isArray(v)) return v.some((x) => holdsId(x, depth + 1));
+  for (const k in v) if (holdsId((v as Record<string, unknown>)[k], depth + 1)) return true;
+  return false;
 }
 
 /** An array element's own `index` member (a non-negative integer), if it has one. */
@@ -270,11 +279,49 @@ export function splitCredentials(events: readonly StreamEvent[], secretField?: (
  */
 export function maskSplitCredentials(events: readonly StreamEvent[], mask: (value: string) => string, echoes?: readonly string[], secretField?: (name: string) => boolean): Set<number> {
   const changed = new Set<number>();
-  for (const [p, text] of maskedPieces(textStreams(events), mask, { echoes, secretField })) {
+  const groups = textStreams(events);
+  for (const [p, text] of maskedPieces(groups, mask, { echoes, secretField })) {
     (p.holder as Record<string | number, unknown>)[p.key!] = text;
     changed.add(p.event);
   }
+  if (events.some((e) => e.docs.some(holdsId)))
+    for (const [p, text] of pairsAcross(textStreams(events, true, true), mask)) {
+      (p.holder as Record<string | number, unknown>)[p.key!] = text;
+      changed.add(p.event);
+    }
   return changed;
+}
+
+/**
+ * An AWS secret access key that stands in another text stream of the answer than its id (the id
+ * in the model's text, the secret in a tool call's arguments just after it): each stream is read
+ * alone elsewhere, and no event holds the two, so the secret was stored as sent. Read as the
+ * answer's texts one after another (`groups`: every string's stream), as a whole answer's JSON
+ * reads them; the secret is masked wherever it stands, keyed as the id's secret is. The pieces
+ * whose text changes, with their new text. Asked only of a stream that holds an id.
+ */
+function pairsAcross(groups: readonly Piece[][], mask: (value: string) => string): Map<Piece, string> {
+  const out = new Map<Piece, string>();
+  if (groups.length < 2) return out;
+  // Each stream's text at its first event, so the answer's texts stand in the order it gave them.
+  const texts = [...groups].sort((a, b) => a[0]!.event - b[0]!.event).map((g) => g.map((p) => p.text).join(''));
+  const all = texts.join('\n');
+  const secrets = awsSecretsIn(all, searchedJsonText(all, 0)).filter((x, i, xs) => xs.findIndex((y) => y.text === x.text) === i);
+  // Whole in one piece: masked there; cut across pieces: as an echo is, across them.
+  const split: string[] = [];
+  for (const x of secrets) {
+    let whole = false;
+    for (const g of groups)
+      for (const p of g) {
+        const t = out.get(p) ?? p.text;
+        if (t.indexOf(x.text) < 0) continue;
+        whole = true;
+        out.set(p, t.split(x.text).join(mask(x.value)));
+      }
+    if (!whole) split.push(x.text);
+  }
+  if (split.length > 0) for (const [p, t] of maskedPieces(groups, mask, { echoes: split })) if (!out.has(p)) out.set(p, t);
+  return out;
 }
 
 /** The pieces whose text masking the credentials across them changes, with their new text. */
@@ -459,7 +506,7 @@ function textUnits(text: string, framing: 'sse' | 'ndjson'): TextUnit[] {
  * disk). OpenAI writes `index` first; an element whose strings come before its `index` has its
  * event read again, placed by what the first reading found.
  */
-function lexedStreams(text: string, units: readonly TextUnit[]): Piece[][] {
+function lexedStreams(text: string, units: readonly TextUnit[], every = false): Piece[][] {
   const groups = new Map<number, Piece[]>();
   const lexer = new UnitLexer(text, groups);
   for (let event = 0; event < units.length; event++) {
@@ -470,7 +517,7 @@ function lexedStreams(text: string, units: readonly TextUnit[]): Piece[][] {
       lexer.lex(units[event]!, event, lexer.indices);
     }
   }
-  return textGroups(groups);
+  return every ? [...groups.values()] : textGroups(groups);
 }
 
 /** FNV-1a of `index`, as the lexer hashes a member name. */
@@ -655,7 +702,15 @@ function redactTextStream(body: Uint8Array, framing: 'sse' | 'ndjson', masks: St
   const text = ascii !== undefined && ascii.length === body.length ? ascii : utf8Text.decode(body);
   const units = textUnits(text, framing);
   if (units.length < 2) return { body, before: [], after: [] };
-  const edits = [...maskedPieces(lexedStreams(text, units), masks.mask, seekOf(masks))].sort(([a], [b]) => a.from! - b.from!);
+  // With an AWS access key id in it, every string's stream is lexed, for a secret in another (pairsAcross).
+  const id = text.indexOf('AKIA') >= 0 || text.indexOf('ASIA') >= 0;
+  const every = id ? lexedStreams(text, units, true) : undefined;
+  const masked = maskedPieces(every ? textGroups(new Map(every.map((g, i) => [i, g]))) : lexedStreams(text, units), masks.mask, seekOf(masks));
+  if (every) {
+    for (const [p, t] of masked) p.text = t;
+    for (const [p, t] of pairsAcross(every, masks.mask)) masked.set(p, t);
+  }
+  const edits = [...masked].sort(([a], [b]) => a.from! - b.from!);
   if (edits.length === 0) return { body, before: [], after: [] };
   let out = '';
   let start = 0;
