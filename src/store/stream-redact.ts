@@ -266,6 +266,8 @@ export function splitCredentials(events: readonly StreamEvent[], secretField?: (
     // An AWS secret spans the events from its id's to its own.
     for (const [a, text, v, id] of found) out.push({ first: pieces[pieceAt(starts, Math.min(a, id ?? a))]!.event, last: pieces[pieceAt(starts, Math.max(a + text.length, id === undefined ? 0 : id + AWS_ID_LENGTH) - 1)]!.event, text: v ?? text, ...(v === undefined ? {} : { member: true as const }) });
   }
+  // An AWS secret in another text of the answer than its id's (pairsAcross).
+  if (events.some((e) => e.docs.some(holdsId))) for (const x of secretsAcross(textStreams(events, false, true))) out.push({ first: x.event, last: x.event, text: x.value });
   return out;
 }
 
@@ -293,6 +295,28 @@ export function maskSplitCredentials(events: readonly StreamEvent[], mask: (valu
 }
 
 /**
+ * The AWS secret access keys of an answer's text streams (`groups`) that stand a short way from
+ * an id in another of them (see pairsAcross), each once, with the first event its stream holds.
+ */
+function secretsAcross(groups: readonly Piece[][]): { text: string; value: string; event: number }[] {
+  if (groups.length < 2) return [];
+  // Each stream's text at its first event, so the answer's texts stand in the order it gave them.
+  const sorted = [...groups].sort((a, b) => a[0]!.event - b[0]!.event);
+  const texts = sorted.map((g) => g.map((p) => p.text).join(''));
+  const ends: number[] = [];
+  let n = 0;
+  for (const t of texts) ends.push((n += t.length + 1));
+  const all = texts.join('\n');
+  const streamAt = (i: number): number => ends.findIndex((e) => i < e);
+  const out: { text: string; value: string; event: number }[] = [];
+  for (const x of awsSecretsIn(all, searchedJsonText(all, 0))) {
+    const at = streamAt(x.index);
+    if (at !== streamAt(x.id) && !out.some((y) => y.text === x.text)) out.push({ text: x.text, value: x.value, event: sorted[at]![0]!.event });
+  }
+  return out;
+}
+
+/**
  * An AWS secret access key that stands in another text stream of the answer than its id (the id
  * in the model's text, the secret in a tool call's arguments just after it): each stream is read
  * alone elsewhere, and no event holds the two, so the secret was stored as sent. Read as the
@@ -302,11 +326,7 @@ export function maskSplitCredentials(events: readonly StreamEvent[], mask: (valu
  */
 function pairsAcross(groups: readonly Piece[][], mask: (value: string) => string): Map<Piece, string> {
   const out = new Map<Piece, string>();
-  if (groups.length < 2) return out;
-  // Each stream's text at its first event, so the answer's texts stand in the order it gave them.
-  const texts = [...groups].sort((a, b) => a[0]!.event - b[0]!.event).map((g) => g.map((p) => p.text).join(''));
-  const all = texts.join('\n');
-  const secrets = awsSecretsIn(all, searchedJsonText(all, 0)).filter((x, i, xs) => xs.findIndex((y) => y.text === x.text) === i);
+  const secrets = secretsAcross(groups);
   // Whole in one piece: masked there; cut across pieces: as an echo is, across them.
   const split: string[] = [];
   for (const x of secrets) {

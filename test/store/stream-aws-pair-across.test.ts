@@ -48,3 +48,11 @@ describe('an AWS secret in another event of a streamed answer than its id', () =
     expect(dec.decode(redactAnswerBody(enc.encode(body), 'text/event-stream', r).body)).toBe(body);
   });
 });
+
+describe('tapedeck scan of a streamed answer recorded before', () => {
+  it('reports the secret in another event than its id', async () => {
+    const { secretsInValue } = await import('../../src/store/secret-scan.ts');
+    const rec = { v: 1, kind: 'http', request: { method: 'POST', url: '/v1/messages', headers: {}, body: { q: 'hi' } }, response: { status: 200, headers: { 'content-type': 'text/event-stream' }, body: stream(SECRET, false) } };
+    expect(secretsInValue(rec).map((f) => f.excerpt)).toContain(`"${SECRET.slice(0, 4)}…" (40 chars)`);
+  });
+});
