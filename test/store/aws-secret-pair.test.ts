@@ -15,22 +15,11 @@ import { echoing } from '../../src/store/echo-redact.ts';
 import { redactAnswerBody } from '../../src/store/stream-redact.ts';
 import { scanCommand } from '../../src/store/scan-cli.ts';
 import { secretsInValue } from '../../src/store/secret-scan.ts';
-import { rng } from '../reference.ts';
+import { ALPHABET, UPPER, awsKeys } from './aws-keys.ts';
 
 const SALT = '0123456789abcdef0123456789abcdef';
 const r = redactor({ salt: SALT });
-const g = rng(4011);
-const pick = (chars: string, n: number): string => Array.from({ length: n }, () => chars[Math.floor(g() * chars.length)]!).join('');
-const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
-const ALPHABET = `${UPPER}abcdefghijklmnopqrstuvwxyz0123456789/+`;
-/** A secret access key as AWS makes them: 40 random characters of base64's alphabet. */
-const newSecret = (): string => {
-  for (;;) {
-    const s = pick(ALPHABET, 40);
-    if (/[a-z]/.test(s) && /[A-Z]/.test(s)) return s;
-  }
-};
-const newId = (prefix = 'AKIA'): string => prefix + pick(`${UPPER}234567`, 16);
+const { g, pick, newSecret, newId } = awsKeys(4011);
 
 const ID = newId();
 const SECRET = newSecret();

@@ -5,19 +5,11 @@
 import { describe, expect, it } from 'vitest';
 import { redactor } from '../../src/store/redact.ts';
 import { redactAnswerBody } from '../../src/store/stream-redact.ts';
-import { rng } from '../reference.ts';
+import { awsKeys } from './aws-keys.ts';
 
 const r = redactor({ salt: '0123456789abcdef0123456789abcdef' });
-const g = rng(9311);
-const pick = (chars: string, n: number): string => Array.from({ length: n }, () => chars[Math.floor(g() * chars.length)]!).join('');
-const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
-const newSecret = (): string => {
-  for (;;) {
-    const s = pick(`${UPPER}abcdefghijklmnopqrstuvwxyz0123456789/+`, 40);
-    if (/[a-z]/.test(s) && /[A-Z]/.test(s) && s.includes('/')) return s;
-  }
-};
-const ID = `AKIA${pick(`${UPPER}234567`, 16)}`;
+const { newSecret, newId } = awsKeys(9311, { slash: true });
+const ID = newId();
 const SECRET = newSecret();
 const OTHER = newSecret();
 const enc = new TextEncoder();
